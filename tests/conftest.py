@@ -1,0 +1,12 @@
+"""Session-wide test settings shared by every test directory."""
+import os
+
+from hypothesis import HealthCheck, settings
+
+# CI runs on 2 cores; keep property tests broad but bounded. Set HYPOTHESIS_PROFILE=thorough
+# locally for a deeper search.
+settings.register_profile(
+    "ci", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("thorough", max_examples=500, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

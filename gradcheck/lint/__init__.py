@@ -1,0 +1,1 @@
+"""The lint front end: files, config, formats, fixes (placeholder)."""

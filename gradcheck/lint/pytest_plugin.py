@@ -1,0 +1,1 @@
+"""pytest --gradcheck-lint (placeholder)."""

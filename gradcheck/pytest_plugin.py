@@ -1,0 +1,1 @@
+"""pytest plugin: the gradcheck fixture, marker and options (placeholder)."""

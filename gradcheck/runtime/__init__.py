@@ -1,0 +1,1 @@
+"""Run-time accumulation checks (placeholder)."""

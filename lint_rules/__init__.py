@@ -1,4 +1,13 @@
-"""Training-loop lint rules (importable without the rest of gradcheck)."""
-from lint_rules.finding import Edit, Finding, Fix, LintSyntaxError
+"""Training-loop lint rules (importable without the rest of gradcheck).
 
-__all__ = ["Edit", "Finding", "Fix", "LintSyntaxError"]
+>>> from lint_rules import check_source
+>>> check_source("loss.backward()\\noptimizer.zero_grad()\\noptimizer.step()\\n")[0].code
+'GC001'
+"""
+from lint_rules.check import check_source
+from lint_rules.finding import Edit, Finding, Fix, LintSyntaxError
+from lint_rules.rules import RULES, rule_by_code_or_name
+
+__all__ = [
+    "Edit", "Finding", "Fix", "LintSyntaxError", "RULES", "check_source", "rule_by_code_or_name",
+]

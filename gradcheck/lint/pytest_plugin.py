@@ -1,1 +1,65 @@
-"""pytest --gradcheck-lint (placeholder)."""
+"""``pytest --gradcheck-lint``: every Python file of the session becomes a lint test item.
+
+Teams that only run pytest still get the training-loop rules; a file with findings fails
+with the same ``path:line:col: CODE message`` lines the CLI prints.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+_MARKER = "gradcheck_lint"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("gradcheck-lint", "training-loop lint (gradcheck)")
+    group.addoption("--gradcheck-lint", action="store_true", default=False,
+                    help="Lint every collected .py/.ipynb file with gradcheck's rules.")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{_MARKER}: a gradcheck lint check of one file")
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if not parent.config.getoption("gradcheck_lint"):
+        return None
+    if file_path.suffix not in (".py", ".ipynb"):
+        return None
+    return LintFile.from_parent(parent, path=file_path)
+
+
+class LintFindings(Exception):
+    """Raised by a lint item whose file has findings; its text is the report."""
+
+
+class LintFile(pytest.File):
+    """One file, collected once more, as a container for its lint item."""
+
+    def collect(self):
+        yield LintItem.from_parent(self, name="gradcheck-lint")
+
+
+class LintItem(pytest.Item):
+    """Passes when ``gradcheck lint`` finds nothing in the file."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.add_marker(_MARKER)
+
+    def runtest(self) -> None:
+        from gradcheck.lint.formats import render_text
+        from gradcheck.lint.runner import LintOptions, lint_paths
+
+        report = lint_paths(LintOptions(paths=[str(self.path)], jobs=1))
+        if report.findings:
+            raise LintFindings(render_text(report).rstrip("\n"))
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, LintFindings):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, None, f"gradcheck-lint {self.path.name}"

@@ -1,1 +1,208 @@
-"""Reference engine (placeholder)."""
+"""``import gradcheck.ref as torch``: a small numpy engine with PyTorch 2.x autograd semantics.
+
+>>> import gradcheck.ref as torch
+>>> x = torch.tensor(2.0, requires_grad=True)
+>>> (3 * x ** 2).backward(); x.grad
+tensor(12.)
+"""
+from gradcheck.ref import methods as _methods
+from gradcheck.ref.dtypes import (  # noqa: F401
+    bool_ as bool,  # noqa: A001
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    promote_types,
+    result_type,
+    set_default_dtype,
+    uint8,
+)
+from gradcheck.ref.tensors import Tensor  # noqa: F401
+from gradcheck.ref.size import Size  # noqa: F401
+from gradcheck.ref.devices import device  # noqa: F401
+from gradcheck.ref.grad_mode import (  # noqa: F401
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from gradcheck.ref.creation import (  # noqa: F401
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from gradcheck.ref.random import (  # noqa: F401
+    Generator,
+    bernoulli,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    multinomial,
+    normal,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    randperm,
+    seed,
+    set_rng_state,
+)
+from gradcheck.ref.ops import (  # noqa: F401
+    abs,
+    absolute,
+    add,
+    all,
+    allclose,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    bmm,
+    broadcast_shapes,
+    broadcast_to,
+    cat,
+    ceil,
+    chunk,
+    clamp,
+    clip,
+    clone,
+    concat,
+    concatenate,
+    cos,
+    cumsum,
+    div,
+    divide,
+    dot,
+    eq,
+    equal,
+    exp,
+    expand,
+    expm1,
+    flatten,
+    floor,
+    gather,
+    ge,
+    greater,
+    greater_equal,
+    gt,
+    index_select,
+    is_floating_point,
+    is_tensor,
+    isclose,
+    isfinite,
+    isinf,
+    isnan,
+    le,
+    less,
+    less_equal,
+    log,
+    log1p,
+    log_softmax,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    logsumexp,
+    lt,
+    masked_fill,
+    matmul,
+    max,
+    maximum,
+    mean,
+    min,
+    minimum,
+    mm,
+    mul,
+    multiply,
+    narrow,
+    ne,
+    neg,
+    negative,
+    norm,
+    not_equal,
+    numel,
+    outer,
+    permute,
+    pow,
+    reciprocal,
+    relu,
+    repeat,
+    reshape,
+    round,
+    rsqrt,
+    scatter_add,
+    select,
+    sigmoid,
+    sign,
+    sin,
+    softmax,
+    split,
+    sqrt,
+    square,
+    squeeze,
+    stack,
+    std,
+    sub,
+    subtract,
+    sum,
+    swapaxes,
+    t,
+    tan,
+    tanh,
+    transpose,
+    tril,
+    triu,
+    true_divide,
+    trunc,
+    unbind,
+    unflatten,
+    unsqueeze,
+    var,
+    where,
+)
+from gradcheck.ref import autograd, cuda  # noqa: F401, E402
+
+_methods.attach()
+
+long = int64
+int = int32  # noqa: A001
+float = float32  # noqa: A001
+double = float64
+half = float16
+short = int16
+strided = "strided"
+contiguous_format = preserve_format = "contiguous_format"
+__version__ = "2.13.0+gradcheck.ref"
+
+
+def get_default_device():
+    """The device new tensors go to (always cpu here)."""
+    return device("cpu")
+
+
+def compile(model=None, **kwargs):  # noqa: A001
+    """No compiler here: returns the model unchanged (so scripts calling it still run)."""
+    return model if model is not None else (lambda fn: fn)
+
+
+from gradcheck.ref import nn, optim, utils  # noqa: F401, E402

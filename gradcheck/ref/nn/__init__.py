@@ -1,1 +1,29 @@
-"""Placeholder; filled in by the nn/optim/data work."""
+"""`gradcheck.ref.nn`: modules, losses, initialisers and clipping, written like tiny PyTorch.
+
+Everything here is built from the engine's public Tensor API, so it runs on whatever the engine
+supports and its gradients come from the engine's derivative table.
+"""
+from gradcheck.ref.nn import functional, init, utils
+from gradcheck.ref.nn.activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from gradcheck.ref.nn.container import ModuleList, Sequential
+from gradcheck.ref.nn.dropout import Dropout
+from gradcheck.ref.nn.linear import Identity, Linear
+from gradcheck.ref.nn.loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+)
+from gradcheck.ref.nn.module import Module
+from gradcheck.ref.nn.normalization import LayerNorm
+from gradcheck.ref.nn.parameter import Parameter
+from gradcheck.ref.nn.sparse import Embedding
+
+__all__ = [
+    "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Embedding", "Identity",
+    "L1Loss", "LayerNorm", "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleList", "NLLLoss",
+    "Parameter", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init",
+    "utils",
+]

@@ -1,1 +1,10 @@
-"""Placeholder; filled in by the nn/optim/data work."""
+"""`gradcheck.ref.optim`: torch's optimizers and LR schedulers, as readable for-loops."""
+from gradcheck.ref.optim import lr_scheduler
+from gradcheck.ref.optim.adagrad import Adagrad
+from gradcheck.ref.optim.adam import Adam, AdamW
+from gradcheck.ref.optim.lbfgs import LBFGS
+from gradcheck.ref.optim.optimizer import Optimizer
+from gradcheck.ref.optim.rmsprop import RMSprop
+from gradcheck.ref.optim.sgd import SGD
+
+__all__ = ["Adagrad", "Adam", "AdamW", "LBFGS", "Optimizer", "RMSprop", "SGD", "lr_scheduler"]

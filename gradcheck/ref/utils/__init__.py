@@ -1,1 +1,4 @@
-"""Placeholder; filled in by the nn/optim/data work."""
+"""`gradcheck.ref.utils`: the torch.utils subset the reference engine provides."""
+from gradcheck.ref.utils import data
+
+__all__ = ["data"]

@@ -1,0 +1,151 @@
+"""Benchmark: one MLP training step, reference engine vs torch CPU eager, side by side.
+
+The step is a 784-256-10 MLP (ReLU) on a batch of 64 in float32: forward, cross-entropy,
+backward, SGD step, zero_grad. Each configuration runs in a fresh subprocess so that thread
+limits (OMP/OpenBLAS/MKL env vars) are applied before numpy and torch are imported.
+
+    python bench/engine.py              # default threads and single-threaded, plus op table
+    python bench/engine.py --steps 20   # quicker
+    python bench/engine.py --profile    # cProfile of the engine step (top functions)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+               "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+SIZES = (784, 256, 10)
+BATCH = 64
+
+
+def build_step(lib):
+    """Return a zero-argument function that performs one training step with `lib`."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    x = lib.tensor(rng.normal(size=(BATCH, SIZES[0])).astype(np.float32))
+    y = lib.tensor(rng.integers(0, SIZES[-1], size=BATCH))
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(SIZES[0], SIZES[1]), lib.nn.ReLU(),
+                              lib.nn.Linear(SIZES[1], SIZES[2]))
+    optimizer = lib.optim.SGD(model.parameters(), lr=0.01)
+    criterion = lib.nn.CrossEntropyLoss()
+
+    def step():
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return step
+
+
+def time_step(step, steps: int, warmup: int) -> dict:
+    for _ in range(warmup):
+        step()
+    samples = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        step()
+        samples.append(time.perf_counter() - start)
+    return {"median_ms": 1e3 * statistics.median(samples), "min_ms": 1e3 * min(samples)}
+
+
+def worker(framework: str, steps: int, warmup: int) -> dict:
+    if framework == "torch":
+        import torch as lib
+    else:
+        import gradcheck.ref as lib
+    return time_step(build_step(lib), steps, warmup)
+
+
+def run_config(framework: str, threads: int | None, steps: int, warmup: int) -> dict:
+    env = dict(os.environ)
+    if threads is not None:
+        env.update({var: str(threads) for var in THREAD_VARS})
+    cmd = [sys.executable, __file__, "--worker", framework, "--steps", str(steps),
+           "--warmup", str(warmup)]
+    if threads is not None:
+        cmd += ["--torch-threads", str(threads)]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        return {"error": out.stderr.strip().splitlines()[-1] if out.stderr else "failed"}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def profile_engine(steps: int) -> None:
+    import cProfile
+    import pstats
+
+    import gradcheck.ref as lib
+
+    step = build_step(lib)
+    for _ in range(3):
+        step()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(steps):
+        step()
+    profiler.disable()
+    stats = pstats.Stats(profiler).sort_stats("tottime")
+    print(f"cProfile of {steps} engine steps, sorted by own time:")
+    stats.print_stats(20)
+
+
+def run_op_table() -> None:
+    """Run the core engine's tiny-op benchmark when it exists (one command gives both)."""
+    path = Path(__file__).with_name("engine_ops.py")
+    if not path.exists():
+        print("\n(bench/engine_ops.py not found; skipping the tiny-op table)")
+        return
+    print("\n== tiny-op table (bench/engine_ops.py) ==", flush=True)
+    subprocess.run([sys.executable, str(path)], check=False)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--worker", choices=["torch", "engine"])
+    parser.add_argument("--torch-threads", type=int)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--no-ops", action="store_true", help="skip the tiny-op table")
+    args = parser.parse_args(argv)
+    if args.worker:
+        if args.torch_threads and args.worker == "torch":
+            import torch
+
+            torch.set_num_threads(args.torch_threads)
+        print(json.dumps(worker(args.worker, args.steps, args.warmup)))
+        return
+    if args.profile:
+        profile_engine(args.steps)
+        return
+
+    print(f"MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, float32: forward + cross-entropy + "
+          f"backward + SGD step; median of {args.steps} steps after {args.warmup} warm-up")
+    print(f"{'threads':<10}{'engine ms':>12}{'torch ms':>12}{'ratio':>10}")
+    for label, threads in (("default", None), ("1", 1)):
+        engine = run_config("engine", threads, args.steps, args.warmup)
+        torch = run_config("torch", threads, args.steps, args.warmup)
+        if "error" in engine or "error" in torch:
+            print(f"{label:<10}engine: {engine.get('error', 'ok')}; torch: "
+                  f"{torch.get('error', 'ok')}")
+            continue
+        ratio = engine["median_ms"] / torch["median_ms"]
+        print(f"{label:<10}{engine['median_ms']:>12.3f}{torch['median_ms']:>12.3f}"
+              f"{ratio:>9.2f}x")
+    if not args.no_ops:
+        run_op_table()
+
+
+if __name__ == "__main__":
+    main()

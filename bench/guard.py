@@ -1,0 +1,126 @@
+"""Benchmark: the overhead of gradcheck.guard on a real training step (target < 2%).
+
+The step is a 784-256-10 MLP (ReLU) on a batch of 64 in float32 on torch CPU: zero_grad,
+forward, cross-entropy, backward, SGD step. Plain and guarded steps run in alternating blocks
+on the same model, so drift on a shared machine hits both alike; the in-situ overhead is the
+median over blocks of guarded/plain. A third column times the bare hook machinery (a no-op
+tensor hook per parameter plus no-op step hooks), torch's cost of having hooks at all.
+
+On a busy machine the in-situ figure is noisy, so the guard's own cost is also measured in
+absolute terms on a tiny model with the same 4 parameters, where the guard's Python is most of the step; that cost
+divided by the MLP's median step time is the second estimate of the overhead.
+
+    python bench/guard.py                 # 30 blocks of 50 steps
+    python bench/guard.py --blocks 10     # quicker
+    python bench/guard.py --threads 1     # single-threaded torch
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+SIZES = (784, 256, 10)
+BATCH = 64
+
+
+def build(torch):
+    """A model, an optimizer and one step function; the step closes over a fixed batch."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(SIZES[0], SIZES[1]), torch.nn.ReLU(),
+                                torch.nn.Linear(SIZES[1], SIZES[2]))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.randn(BATCH, SIZES[0])
+    y = torch.randint(0, SIZES[-1], (BATCH,))
+    criterion = torch.nn.CrossEntropyLoss()
+
+    def step():
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+
+    return model, optimizer, step
+
+
+def time_block(step, steps: int) -> float:
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    return (time.perf_counter() - start) / steps
+
+
+def bare_hooks(model, optimizer):
+    """No-op hooks of the same number and kind as the guard's; returns their handles."""
+    handles = [p.register_hook(lambda grad: None) for p in model.parameters()]
+    handles.append(optimizer.register_step_pre_hook(lambda opt, args, kwargs: None))
+    handles.append(optimizer.register_step_post_hook(lambda opt, args, kwargs: None))
+    return handles
+
+
+def paired_overhead(plain: list[float], other: list[float]) -> float:
+    """Median over blocks of other/plain - 1, in percent (adjacent blocks are paired)."""
+    return 100 * (statistics.median(o / p for o, p in zip(other, plain)) - 1)
+
+
+def absolute_guard_cost(torch, guard, steps: int) -> float:
+    """Seconds the guard adds to one step, measured where torch's own work is tiny."""
+    optimizer, step = build_tiny(torch)
+    plain, guarded = [], []
+    for _ in range(15):
+        plain.append(time_block(step, steps))
+        with guard(optimizer):
+            guarded.append(time_block(step, steps))
+    return statistics.median(g - p for g, p in zip(guarded, plain))
+
+
+def build_tiny(torch):
+    # as many parameters as the MLP (4), so the guard does the same bookkeeping
+    model = torch.nn.Sequential(torch.nn.Linear(1, 1), torch.nn.Linear(1, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.ones(1, 1)
+
+    def step():
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+
+    return optimizer, step
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--blocks", type=int, default=30)
+    parser.add_argument("--steps", type=int, default=50, help="steps per block")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
+    args = parser.parse_args()
+
+    import torch
+
+    from gradcheck import guard
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    model, optimizer, step = build(torch)
+    for _ in range(20):  # warm up allocator and kernels
+        step()
+    plain, guarded, hooked = [], [], []
+    for _ in range(args.blocks):
+        plain.append(time_block(step, args.steps))
+        with guard(optimizer):
+            guarded.append(time_block(step, args.steps))
+        handles = bare_hooks(model, optimizer)
+        hooked.append(time_block(step, args.steps))
+        for handle in handles:
+            handle.remove()
+    base = statistics.median(plain)
+    print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, "
+          f"{args.blocks} blocks x {args.steps} steps, MLP {SIZES}, batch {BATCH}, float32")
+    for name, times in (("plain", plain), ("guard", guarded), ("no-op hooks", hooked)):
+        print(f"  {name:<12} median {statistics.median(times) * 1e6:8.1f} us/step  "
+              f"in-situ overhead {paired_overhead(plain, times):+6.2f}%")
+    cost = absolute_guard_cost(torch, guard, steps=200)
+    print(f"  guard bookkeeping {cost * 1e6:.1f} us/step (tiny 4-parameter model) = {100 * cost / base:.2f}% of the MLP step")
+
+
+if __name__ == "__main__":
+    main()

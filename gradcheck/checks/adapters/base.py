@@ -1,0 +1,88 @@
+"""What a framework adapter provides, and the parts every adapter shares.
+
+An adapter knows one framework: how to turn its arrays into numpy and back, how to call the
+function without recording a graph (optionally batched over a leading axis), and how to get a
+vector-Jacobian product in the tested dtype. The checker itself only ever sees numpy arrays.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+Vjp = Callable[[list[np.ndarray]], list["np.ndarray | None"]]
+
+
+class Adapter:
+    """Base class; subclasses fill in the framework hooks marked below."""
+
+    name = "base"
+
+    def __init__(self, fn: Callable, inputs: Sequence[Any], wrt: Sequence[int] | None = None):
+        self.fn = fn
+        self.inputs = list(inputs)
+        if wrt is None:
+            wrt = [i for i, x in enumerate(self.inputs) if self.wants_grad(x)]
+        self.diff = list(wrt)
+        for i in self.diff:
+            if not self.is_float(self.inputs[i]):
+                raise TypeError(
+                    f"input {i} has dtype {self.dtype_name(self.inputs[i])}, which cannot be "
+                    "differentiated; pass only floating-point inputs in wrt="
+                )
+
+    # -- framework hooks -------------------------------------------------------------------
+    def is_float(self, x: Any) -> bool:
+        raise NotImplementedError
+
+    def wants_grad(self, x: Any) -> bool:
+        return self.is_float(x)
+
+    def dtype_name(self, x: Any) -> str:
+        return str(np.asarray(x).dtype)
+
+    def to_numpy(self, x: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    def to_native(self, a: np.ndarray, like: Any, dtype: str | None) -> Any:
+        """``a`` as a framework array with ``like``'s dtype, or ``dtype`` when given."""
+        raise NotImplementedError
+
+    def call(self, args: list) -> Any:
+        """fn(*args) without recording a graph."""
+        raise NotImplementedError
+
+    def vmap_call(self, args: list, batched: int) -> Any:
+        """fn vectorised over axis 0 of args[batched]; raise if the framework cannot."""
+        raise NotImplementedError(f"{self.name} has no vmap")
+
+    def linearize(self) -> tuple[list[np.ndarray], Vjp]:
+        """Outputs at the inputs (float64 numpy) and a VJP returning grads in native dtype."""
+        raise NotImplementedError
+
+    def first_order(self, n_outputs: int) -> Callable:
+        """A framework-native function (inputs..., grad_outputs...) -> grads, for gradgrad."""
+        raise NotImplementedError(f"check_gradgrad is not available for {self.name} functions")
+
+    def differentiable(self, a: np.ndarray, like: Any) -> Any:
+        """``a`` as a framework array that gradients can flow to (used for grad_outputs)."""
+        return self.to_native(a, like, None)
+
+    # -- shared ----------------------------------------------------------------------------
+    def native_args(self, arrays: Sequence[np.ndarray | None], dtype: str | None) -> list:
+        """Framework arguments: arrays replace the floating inputs, the rest pass through."""
+        args = []
+        for x, a in zip(self.inputs, arrays):
+            if a is None or not self.is_float(x):
+                args.append(x)
+            else:
+                args.append(self.to_native(a, x, dtype))
+        return args
+
+    def outputs_to_numpy(self, out: Any) -> list[np.ndarray]:
+        items = list(out) if isinstance(out, (tuple, list)) else [out]
+        arrays = [np.asarray(self.to_numpy(o)) for o in items]
+        return [a if np.iscomplexobj(a) else a.astype(np.float64) for a in arrays]
+
+    def output_items(self, out: Any) -> list:
+        return list(out) if isinstance(out, (tuple, list)) else [out]

@@ -1,0 +1,151 @@
+"""check_grad and check_gradgrad: the public entry points of the checker."""
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from gradcheck.checks.adapters import adapter_for
+from gradcheck.checks.fast import DEFAULT_PROBES, run_fast
+from gradcheck.checks.full import run_full
+from gradcheck.checks.numeric import taylor_order
+from gradcheck.checks.result import GradcheckResult, GradientMismatch
+from gradcheck.checks.sanity import backward_problems
+from gradcheck.checks.target import Target
+
+_CHOICES = {
+    "mode": ("full", "fast"),
+    "method": ("central", "complex"),
+    "nondifferentiable": ("fail", "warn", "ignore"),
+}
+
+
+class NondifferentiableWarning(UserWarning):
+    """Emitted when nondifferentiable="warn" and the check met a kink."""
+
+
+def check_grad(
+    fn: Callable, inputs: Any, *, mode: str = "full", eps: float | None = None,
+    atol: float | None = None, rtol: float | None = None, probes: int | None = None,
+    seed: int = 0, nondifferentiable: str = "warn", raise_on_failure: bool = True,
+    vjp: Callable | None = None, method: str = "central", wrt: Sequence[int] | None = None,
+    names: Sequence[str] | None = None, nondet_tol: float = 0.0, batch: bool = True,
+    taylor: bool = True,
+) -> GradcheckResult:
+    """Check the backward of ``fn`` against finite differences at ``inputs``.
+
+    torch inputs are checked w.r.t. those with ``requires_grad``; JAX and numpy inputs w.r.t.
+    every floating input (or ``wrt``). Numpy functions need ``vjp(grad_output, *inputs)``.
+
+    >>> import numpy as np
+    >>> check_grad(np.tanh, np.linspace(-1, 1, 5), vjp=lambda g, x: (g / np.cosh(x) ** 2,)).passed
+    True
+    """
+    _validate(mode=mode, method=method, nondifferentiable=nondifferentiable)
+    if probes is not None and (not isinstance(probes, int) or probes < 1):
+        raise ValueError(f"probes={probes!r}: give a positive int (default {DEFAULT_PROBES})")
+    if eps is not None and not 0 < eps < 1:
+        raise ValueError(f"eps={eps!r}: give a relative step between 0 and 1, e.g. 1e-6")
+    if method == "complex" and mode == "fast":
+        raise ValueError("method='complex' runs in mode='full'; drop one of the two")
+    started = time.perf_counter()
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    adapter = adapter_for(inputs, fn=fn, wrt=wrt, vjp=vjp)
+    if not adapter.diff:
+        raise ValueError(
+            "no input to differentiate: set requires_grad=True on a torch input, or pass wrt="
+        )
+    target = Target(adapter, names, batch)
+    result = GradcheckResult(mode=mode, method=method, framework=adapter.name,
+                             eval_dtype=target.eval_name)
+    rng = np.random.default_rng(seed)
+    result.problems, shapes_ok = backward_problems(target, rng, nondet_tol)
+    if not shapes_ok:
+        pass  # values cannot be compared; the shape problem is the report
+    elif mode == "full":
+        run_full(result, target, method, eps, atol, rtol)
+    else:
+        run_fast(result, target, probes or DEFAULT_PROBES, seed, atol, rtol)
+    if taylor and shapes_ok:
+        result.taylor_order = _taylor(target, rng)
+    _apply_policy(result, nondifferentiable)
+    result.evaluations = dict(target.counts)
+    result.seconds = time.perf_counter() - started
+    if not result.passed and raise_on_failure:
+        raise GradientMismatch(result)
+    return result
+
+
+def check_gradgrad(fn: Callable, inputs: Any, grad_outputs: Any = None, **options: Any):
+    """Second order: check the gradient of the VJP w.r.t. the inputs and the grad_outputs.
+
+    ``grad_outputs`` defaults to seeded standard normal arrays; options are those of
+    :func:`check_grad`.
+
+    >>> import torch
+    >>> x = torch.tensor([0.3, -0.7], dtype=torch.float64, requires_grad=True)
+    >>> check_gradgrad(torch.tanh, x).passed
+    True
+    """
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    adapter = adapter_for(inputs, fn=fn, wrt=options.pop("wrt", None), vjp=options.get("vjp"))
+    outputs, _ = adapter.linearize()
+    if grad_outputs is None:
+        rng = np.random.default_rng(options.get("seed", 0) + 1)
+        grad_outputs = [rng.standard_normal(o.shape) for o in outputs]
+    grad_outputs = list(grad_outputs) if isinstance(grad_outputs, (tuple, list)) else [
+        grad_outputs]
+    first = adapter.first_order(len(outputs))
+    like = [adapter.inputs[adapter.diff[0]]] * len(grad_outputs)
+    gos = [adapter.differentiable(np.asarray(adapter.to_numpy(g), dtype=np.float64), x)
+           for g, x in zip(grad_outputs, like)]
+    names = [f"input {i}" for i in range(len(inputs))] + [
+        f"grad_output {k}" for k in range(len(gos))]
+    wrt = list(adapter.diff) + [len(inputs) + k for k in range(len(gos))]
+    return check_grad(first, list(adapter.inputs) + gos, names=names, wrt=wrt, **options)
+
+
+def _validate(**choices: str) -> None:
+    for name, value in choices.items():
+        if value not in _CHOICES[name]:
+            raise ValueError(f"{name}={value!r}: choose one of {', '.join(_CHOICES[name])}")
+
+
+def _apply_policy(result: GradcheckResult, policy: str) -> None:
+    if result.problems:
+        result.passed = False
+    if not result.nondifferentiable or policy == "ignore":
+        return
+    points = ", ".join(f"{n}{list(i)}" for n, i in result.nondifferentiable[:5])
+    if policy == "fail":
+        result.passed = False
+        result.problems.append(
+            f"{len(result.nondifferentiable)} non-differentiable point(s) ({points}); "
+            "move the inputs away from kinks or pass nondifferentiable='warn'"
+        )
+    else:
+        warnings.warn(
+            f"gradient check met {len(result.nondifferentiable)} non-differentiable point(s): "
+            f"{points}; they are not counted as mismatches", NondifferentiableWarning,
+            stacklevel=3,
+        )
+
+
+def _taylor(target: Target, rng: np.random.Generator) -> float | None:
+    """Remainder order of <v, f(x + t w)> along a random line; ~2 when the VJP is right."""
+    ws = {i: rng.standard_normal(target.x[i].shape) * np.maximum(1.0, np.abs(target.x[i]))
+          for i in target.diff}
+    vs = [rng.standard_normal(f.shape) for f in target.f0]
+    grads = target.vjp(vs)
+    slope = sum(float(np.dot(np.asarray(g, np.float64).ravel(), ws[i].ravel()))
+                for i, g in zip(target.diff, grads) if g is not None)
+    ts = 1e-2 * 0.5 ** np.arange(6)
+    phis = []
+    for t in ts:
+        arrays = [x if x is None or i not in ws else x + t * ws[i] for i, x in enumerate(target.x)]
+        phis.append(sum(float(np.dot(v.ravel(), f.ravel().real))
+                        for v, f in zip(vs, target.evaluate(arrays))))
+    phi0 = sum(float(np.dot(v.ravel(), f.ravel())) for v, f in zip(vs, target.f0))
+    return taylor_order(phi0, np.array(phis), ts, slope, target.eval_eps)

@@ -1,0 +1,148 @@
+"""The numerical rule, in one place: steps, difference quotients, error estimates, tolerances.
+
+Everything here works on numpy float64 arrays. The exact rule is documented in docs/checks.md;
+the constants below are the ones that document refers to.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+# Machine epsilon per dtype name (bfloat16 is not a numpy dtype).
+DTYPE_EPS = {
+    "float64": float(np.finfo(np.float64).eps),
+    "float32": float(np.finfo(np.float32).eps),
+    "float16": float(np.finfo(np.float16).eps),
+    "bfloat16": 2.0**-7,
+    "complex128": float(np.finfo(np.float64).eps),
+    "complex64": float(np.finfo(np.float32).eps),
+}
+SAFETY = 8.0  # K: the tolerance is K times the finite-difference error estimate
+ROUNDING = 4.0  # C: rounding of the difference quotient is C * eps * max|f| / h
+DTYPE_ROUNDING = 64.0  # R: an analytic gradient in dtype d may be off by R * eps_d * scale
+COMPLEX_STEP = 1e-20  # relative step of the complex-step derivative
+
+
+def dtype_eps(name: str) -> float:
+    """Machine epsilon for a dtype name; unknown names are treated as float64.
+
+    >>> dtype_eps("float32") > dtype_eps("float64")
+    True
+    """
+    return DTYPE_EPS.get(name, DTYPE_EPS["float64"])
+
+
+def steps(x: np.ndarray, eval_eps: float, eval_dtype: str = "float64", scale: float = 1.0):
+    """Per-element central-difference steps h = cbrt(eps) * max(1, |x|), made exact.
+
+    >>> float(steps(np.array([1000.0]), 2.0**-52)[0]) > float(steps(np.array([0.1]), 2.0**-52)[0])
+    True
+    """
+    x = np.asarray(x, dtype=np.float64)
+    h = scale * np.cbrt(eval_eps) * np.maximum(1.0, np.abs(x))
+    # NOTE: x + h is rounded when it is stored; dividing by the nominal h instead of the step
+    # actually taken adds an error of eps*|x|/h to every quotient. Use the representable step.
+    dtype = np.float32 if eval_dtype == "float32" else np.float64
+    exact = (x.astype(dtype) + h.astype(dtype)).astype(np.float64) - x.astype(dtype)
+    return np.where(exact > 0, exact, h)
+
+
+def central_difference(f0, fp, fm, fp2, fm2, h, eval_eps):
+    """Derivative, its error estimate and the kink statistic from four evaluations per step.
+
+    ``fp``/``fm`` are f(x +/- h) and ``fp2``/``fm2`` are f(x +/- h/2), shaped (n, m) for n
+    perturbed elements and m output elements; ``f0`` is f(x), shape (m,); ``h`` has shape (n,).
+    Returns (numeric, estimate, kink_gap, kink_floor), each (n, m).
+
+    >>> f = np.exp; x = 0.3; h = np.array([1e-5])
+    >>> val = lambda d: f(np.array([[x + d]]))
+    >>> num, est, gap, floor = central_difference(
+    ...     f(np.array([x])), val(1e-5), val(-1e-5), val(5e-6), val(-5e-6), h, 2.0**-52)
+    >>> bool(abs(num[0, 0] - np.exp(x)) < 1e-9 and (gap < floor).all())
+    True
+    """
+    h = np.asarray(h, dtype=np.float64)[:, None]
+    d_h = (fp - fm) / (2 * h)
+    d_half = (fp2 - fm2) / h
+    # Richardson: the O(h^2) truncation terms of d_h and d_half cancel.
+    numeric = (4 * d_half - d_h) / 3
+    f_max = np.maximum.reduce([np.abs(fp), np.abs(fm), np.abs(fp2), np.abs(fm2)])
+    f_max = np.maximum(f_max, np.abs(f0)[None, :])
+    rounding = ROUNDING * eval_eps * f_max / h
+    spread = np.abs(d_h - d_half)
+    # NOTE: rounding inside f (a long sum, say) scales with the sizes of its terms, not with
+    # |f|, so the rounding term alone can be far too small. The typical nonzero spread across
+    # the perturbed elements (or, for one element, across outputs) measures that noise.
+    noise = np.maximum(_typical_nonzero(spread, axis=0), _typical_nonzero(spread.T, axis=0).T)
+    estimate = spread + 2 * noise + rounding
+    # One-sided quotients: their gap is O(h) f'' where f is smooth and does not shrink at a
+    # kink. 2*gap(h/2) - gap(h) removes the O(h) part, leaving ~0 (smooth) or the jump.
+    gap_h = (fp - 2 * f0 + fm) / h
+    gap_half = (fp2 - 2 * f0 + fm2) / (h / 2)
+    kink_gap = np.abs(2 * gap_half - gap_h)
+    kink_floor = SAFETY * (estimate + 5 * (rounding + noise))
+    # NOTE: a real kink changes the slope by a visible fraction of it; a jump below the
+    # relative step size is evaluation noise (inexact library tanh, say), not a kink.
+    column_scale = np.max(np.abs(numeric), axis=0, keepdims=True)
+    kink_floor = np.maximum(kink_floor, np.cbrt(eval_eps) * (np.abs(numeric) + column_scale))
+    return numeric, estimate, kink_gap, kink_floor
+
+
+def _typical_nonzero(a: np.ndarray, axis=None):
+    """Median of the nonzero entries (0 where all are zero): elements that do not touch an
+    output give exactly zero spread and say nothing about its noise."""
+    masked = np.where(a > 0, a, np.nan)
+    with np.errstate(all="ignore"):
+        if axis is None:
+            med = np.nanmedian(masked) if np.any(a > 0) else 0.0
+            return np.float64(med)
+        med = np.full(a.shape[1:], np.nan)
+        has = np.any(a > 0, axis=axis)
+        if has.any():
+            med[has] = np.nanmedian(masked[:, has], axis=axis)
+        return np.nan_to_num(med, nan=0.0)[None, ...]
+
+
+def tolerance(numeric, estimate, grad_eps: float, block_scale: float, atol=None, rtol=None):
+    """Allowed |analytic - numeric| per element; explicit atol/rtol replace the estimate.
+
+    >>> float(tolerance(np.array([2.0]), np.array([0.0]), 2.0**-52, 2.0, atol=0.1)[0])
+    0.1
+    """
+    numeric = np.abs(np.asarray(numeric, dtype=np.float64))
+    if atol is not None or rtol is not None:
+        return (atol or 0.0) + (rtol or 0.0) * numeric
+    return SAFETY * np.asarray(estimate) + DTYPE_ROUNDING * grad_eps * (numeric + block_scale)
+
+
+def complex_step(f_imag: np.ndarray, h: np.ndarray, f_abs: np.ndarray):
+    """Complex-step derivative Im f(x + ih) / h and its (rounding-only) error estimate.
+
+    >>> num, est = complex_step(np.array([[1e-20]]), np.array([1e-20]), np.array([[1.0]]))
+    >>> float(num[0, 0])
+    1.0
+    """
+    h = np.asarray(h, dtype=np.float64)[:, None]
+    numeric = f_imag / h
+    # NOTE: no subtraction, so no cancellation: the truncation error is O(h^2) ~ 1e-40
+    # relative and only the rounding of f itself remains.
+    estimate = ROUNDING * DTYPE_EPS["float64"] * (np.abs(numeric) + f_abs)
+    return numeric, estimate
+
+
+def taylor_order(phi0: float, phis: np.ndarray, ts: np.ndarray, slope: float, eval_eps: float):
+    """Observed order of |phi(t) - phi(0) - t*slope| as t shrinks: ~2 if slope is right.
+
+    Remainders at the rounding floor carry no information and are dropped. Returns None when
+    fewer than two remainders are above the floor (a linear function, for instance).
+
+    >>> ts = 0.1 * 0.5 ** np.arange(6)
+    >>> round(taylor_order(0.0, np.sin(ts), ts, 1.0, 2.0**-52))
+    3
+    """
+    remainder = np.abs(phis - phi0 - ts * slope)
+    floor = 1e3 * eval_eps * (abs(phi0) + np.abs(phis) + np.abs(ts * slope))
+    keep = remainder > floor
+    if keep.sum() < 2:
+        return None
+    fit = np.polyfit(np.log(ts[keep]), np.log(remainder[keep]), 1)
+    return float(fit[0])

@@ -1,0 +1,137 @@
+"""What a gradient check found: per-element mismatches, the verdict, and the error raised.
+
+A report is only useful if it points at the element: every mismatch carries the output and
+input it belongs to, the multi-index, both values, the tolerance that was applied and the
+finite-difference error estimate that produced that tolerance.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SHOWN_MISMATCHES = 5
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One Jacobian entry (d output[out_index] / d input[index]) that disagrees."""
+
+    output: str
+    input: str
+    out_index: tuple[int, ...]
+    index: tuple[int, ...]
+    analytic: float
+    numeric: float
+    abs_error: float
+    rel_error: float
+    tolerance: float
+    estimate: float
+
+    def describe(self) -> str:
+        return (
+            f"d {self.output}{list(self.out_index)} / d {self.input}{list(self.index)}: "
+            f"analytic={self.analytic:.10g} numeric={self.numeric:.10g} "
+            f"abs_err={self.abs_error:.3g} rel_err={self.rel_error:.3g} "
+            f"tol={self.tolerance:.3g} fd_estimate={self.estimate:.3g}"
+        )
+
+
+@dataclass
+class GradcheckResult:
+    """The outcome of :func:`gradcheck.check_grad`; ``bool(result)`` is ``result.passed``.
+
+    >>> import numpy as np, gradcheck
+    >>> r = gradcheck.check_grad(np.sin, np.array([0.5]), vjp=lambda g, x: (g * np.cos(x),))
+    >>> r.passed, r.evaluations["backward"] > 0
+    (True, True)
+    """
+
+    passed: bool = True
+    mode: str = "full"
+    method: str = "central"
+    framework: str = "numpy"
+    mismatches: list[Mismatch] = field(default_factory=list)
+    mismatch_counts: dict[tuple[str, str], int] = field(default_factory=dict)
+    nondifferentiable: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    max_abs_error: float = 0.0
+    max_rel_error: float = 0.0
+    evaluations: dict[str, int] = field(default_factory=dict)
+    taylor_order: float | None = None
+    probes: int | None = None
+    miss_probability: float | None = None
+    miss_error: float | None = None
+    rechecked_blocks: list[tuple[str, str]] = field(default_factory=list)
+    eval_dtype: str = "float64"
+    seconds: float = 0.0
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def worst(self) -> Mismatch | None:
+        """The mismatch with the largest error relative to its tolerance."""
+        if not self.mismatches:
+            return None
+        return max(self.mismatches, key=lambda m: m.abs_error / max(m.tolerance, 1e-300))
+
+    def __str__(self) -> str:
+        verdict = "PASSED" if self.passed else "FAILED"
+        lines = [
+            f"gradient check {verdict} ({self.framework}, mode={self.mode}, "
+            f"method={self.method}, numerics in {self.eval_dtype})",
+            f"  max abs error {self.max_abs_error:.3g}, max rel error {self.max_rel_error:.3g}",
+            "  evaluations: "
+            + ", ".join(f"{k}={v}" for k, v in sorted(self.evaluations.items())),
+        ]
+        if self.taylor_order is not None:
+            lines.append(
+                f"  Taylor remainder order {self.taylor_order:.2f} "
+                "(about 2 for a right gradient, about 1 for a wrong one)"
+            )
+        if self.probes is not None and self.miss_probability is not None:
+            lines.append(
+                f"  fast mode: {self.probes} probe pairs per block; chance of missing one "
+                f"Jacobian entry wrong by {self.miss_error:.3g} is at most "
+                f"{self.miss_probability:.3g}"
+            )
+        for block in self.rechecked_blocks:
+            lines.append(f"  probes disagreed on d {block[0]} / d {block[1]}: re-checked in full")
+        if self.nondifferentiable:
+            shown = ", ".join(f"{name}{list(idx)}" for name, idx in self.nondifferentiable[:8])
+            more = len(self.nondifferentiable) - 8
+            lines.append(
+                f"  {len(self.nondifferentiable)} non-differentiable point(s): {shown}"
+                + (f" and {more} more" if more > 0 else "")
+            )
+        lines.extend(f"  problem: {p}" for p in self.problems)
+        lines.extend(self._mismatch_lines())
+        return "\n".join(lines)
+
+    def _mismatch_lines(self) -> list[str]:
+        lines: list[str] = []
+        for (out, inp), count in self.mismatch_counts.items():
+            block = [m for m in self.mismatches if (m.output, m.input) == (out, inp)]
+            worst = max(block, key=lambda m: m.abs_error / max(m.tolerance, 1e-300))
+            lines.append(f"  d {out} / d {inp}: {count} element(s) mismatch; worst at "
+                         f"{inp}{list(worst.index)} (output element {list(worst.out_index)}):")
+            lines.append(
+                f"    analytic={worst.analytic:.10g} numeric={worst.numeric:.10g} "
+                f"abs_err={worst.abs_error:.3g} rel_err={worst.rel_error:.3g} "
+                f"tolerance={worst.tolerance:.3g} fd_error_estimate={worst.estimate:.3g}"
+            )
+            lines.append(f"    first {min(count, SHOWN_MISMATCHES)}:")
+            lines.extend(f"      {m.describe()}" for m in block[:SHOWN_MISMATCHES])
+        return lines
+
+
+class GradientMismatch(AssertionError):
+    """Raised when a gradient check fails; ``.result`` holds the full :class:`GradcheckResult`."""
+
+    def __init__(self, result: GradcheckResult):
+        self.result = result
+        fix = (
+            "\n  fix: the backward (VJP) disagrees with finite differences at the elements above;"
+            " if the function is only approximately smooth there, pass atol=/rtol= explicitly."
+        )
+        super().__init__(str(result) + fix)

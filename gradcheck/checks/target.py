@@ -1,0 +1,175 @@
+"""The function under test as the checker sees it: float64 numpy in, float64 numpy out.
+
+It chooses the evaluation dtype (float64 whenever the function accepts it), evaluates many
+perturbed points per call where the function can be batched, and counts every evaluation.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from gradcheck.checks.adapters.base import Adapter
+from gradcheck.checks.numeric import dtype_eps
+
+# Upper bound on the elements of one batched input; keeps memory in the tens of megabytes.
+BATCH_ELEMENTS = 2**21
+
+
+class Target:
+    """Counted, dtype-aware, batched access to ``fn`` through an adapter."""
+
+    def __init__(self, adapter: Adapter, names: Sequence[str] | None = None, batch: bool = True):
+        self.adapter = adapter
+        self.diff = adapter.diff
+        self.counts = {"forward": 0, "forward_points": 0, "backward": 0}
+        self.batch = batch
+        self._batch_mode: dict[tuple[int, str | None], str] = {}
+        inputs = adapter.inputs
+        self.x = [
+            np.asarray(adapter.to_numpy(x), dtype=np.float64) if adapter.is_float(x) else None
+            for x in inputs
+        ]
+        self.input_names = _input_names(len(inputs), names)
+        self.grad_dtypes = [adapter.dtype_name(inputs[i]) for i in self.diff]
+        self.f0 = self._choose_eval_dtype()
+        self.output_names = ["output"] if len(self.f0) == 1 else [
+            f"output {k}" for k in range(len(self.f0))
+        ]
+        self._linearized = None
+
+    def _choose_eval_dtype(self) -> list[np.ndarray]:
+        try:
+            raw = self._call(self.adapter.native_args(self.x, "float64"))
+            self.eval_dtype = "float64"
+        except Exception:
+            # NOTE: the function rejects float64 (e.g. float32 parameters in a closure): the
+            # numerical side then runs in the tested dtype, with that dtype's larger step.
+            raw = self._call(self.adapter.native_args(self.x, None))
+            self.eval_dtype = None
+        items = self.adapter.output_items(raw)
+        out_dtypes = [str(np.asarray(self.adapter.to_numpy(o)).dtype) for o in items]
+        in_dtypes = [] if self.eval_dtype else self.grad_dtypes
+        self.eval_eps = max(dtype_eps(d) for d in out_dtypes + in_dtypes + ["float64"])
+        self.eval_name = "float64" if self.eval_eps == dtype_eps("float64") else "float32"
+        f0 = self.adapter.outputs_to_numpy(raw)
+        self.amplification = self._forward_amplification(f0)
+        return f0
+
+    def _forward_amplification(self, f0: list[np.ndarray]) -> list[np.ndarray]:
+        """Per output element, how many of its own eps the low-precision forward is off.
+
+        NOTE: a float32 backward inherits the float32 forward's rounding (tanh near
+        saturation, long sums), which can be hundreds of eps; its tolerance scales with this.
+        """
+        ones = [np.ones(f.shape) for f in f0]
+        low = [d for d in self.grad_dtypes if dtype_eps(d) > dtype_eps("float64")]
+        if self.eval_dtype is None or not low:
+            return ones
+        try:
+            native = self.evaluate(self.x, dtype=None)
+        except Exception:
+            return ones
+        eps = max(dtype_eps(d) for d in low)
+        out = []
+        for f, g in zip(f0, native):
+            floor = 1e-3 * float(np.max(np.abs(f), initial=0.0)) + 1e-300
+            ratio = np.abs(g - f) / (eps * np.maximum(np.abs(f), floor))
+            out.append(np.clip(np.nan_to_num(ratio, nan=1.0), 1.0, 1e3))
+        return out
+
+    def _call(self, args: list):
+        self.counts["forward"] += 1
+        self.counts["forward_points"] += 1
+        return self.adapter.call(args)
+
+    # -- forward evaluations ---------------------------------------------------------------
+    def evaluate(self, arrays: Sequence[np.ndarray | None], dtype: str | None = "eval"):
+        """Outputs (float64) at one point given as float64 arrays for the inputs; dtype None
+        means each input's own dtype."""
+        dtype = self.eval_dtype if dtype == "eval" else dtype
+        return self.adapter.outputs_to_numpy(self._call(self.adapter.native_args(arrays, dtype)))
+
+    def evaluate_points(self, i: int, points: np.ndarray, dtype: str | None = "eval"):
+        """Outputs for each row of ``points`` (values of input i); shapes (B, *out_shape)."""
+        dtype = self.eval_dtype if dtype == "eval" else dtype
+        size = max(1, int(np.prod(points.shape[1:])))
+        chunk = max(1, BATCH_ELEMENTS // size)
+        parts = [self._evaluate_chunk(i, points[s:s + chunk], dtype)
+                 for s in range(0, len(points), chunk)]
+        return [np.concatenate([p[k] for p in parts]) for k in range(len(self.f0))]
+
+    def _evaluate_chunk(self, i: int, points: np.ndarray, dtype: str | None):
+        key = (i, dtype)
+        if key not in self._batch_mode:
+            self._batch_mode[key] = self._pick_batch_mode(i, points, dtype)
+        mode = self._batch_mode[key]
+        if mode == "loop":
+            rows = [self._at(i, p, dtype) for p in points]
+            return [np.stack([r[k] for r in rows]) for k in range(len(self.f0))]
+        return self._batched(i, points, dtype, mode)
+
+    def _at(self, i: int, value: np.ndarray, dtype: str | None):
+        arrays = list(self.x)
+        arrays[i] = value
+        return self.evaluate(arrays, dtype)
+
+    def _batched(self, i: int, points: np.ndarray, dtype: str | None, mode: str):
+        arrays = list(self.x)
+        arrays[i] = points
+        args = self.adapter.native_args(arrays, dtype)
+        self.counts["forward"] += 1
+        self.counts["forward_points"] += len(points)
+        if mode == "vmap":
+            out = self.adapter.vmap_call(args, i)
+        else:
+            out = self.adapter.call(args)
+        return self.adapter.outputs_to_numpy(out)
+
+    def _pick_batch_mode(self, i: int, points: np.ndarray, dtype: str | None) -> str:
+        """Try vmap, then plain broadcasting over a leading axis; keep what reproduces the
+        unbatched outputs on a few spread-out points, else fall back to a loop."""
+        if not self.batch or len(points) < 2:
+            return "loop"
+        rng = np.random.default_rng(1234)
+        scale = np.maximum(1.0, np.abs(self.x[i]))
+        trial = self.x[i] + 1e-3 * scale * rng.standard_normal((3,) + self.x[i].shape)
+        if np.iscomplexobj(points):
+            trial = trial + 1e-3j
+        expected = [self._at(i, row, dtype) for row in trial]
+        for mode in ("vmap", "broadcast"):
+            try:
+                got = self._batched(i, trial, dtype, mode)
+            except Exception:
+                continue
+            if _same_rows(got, expected, self.eval_eps):
+                return mode
+        return "loop"
+
+    # -- analytic side ---------------------------------------------------------------------
+    def vjp(self, grad_outputs: list[np.ndarray]) -> list[np.ndarray | None]:
+        """Grads of the differentiable inputs (native dtype) for the given grad_outputs."""
+        if self._linearized is None:
+            self.counts["forward"] += 1
+            self._linearized = self.adapter.linearize()
+        self.counts["backward"] += 1
+        return self._linearized[1](grad_outputs)
+
+
+def _same_rows(got: list, expected: list, eps: float) -> bool:
+    for k, ref in enumerate(expected[0]):
+        rows = np.stack([e[k] for e in expected])
+        if k >= len(got) or got[k].shape != rows.shape:
+            return False
+        scale = np.nanmax(np.abs(rows), initial=0.0) + 1.0
+        if not np.allclose(got[k], rows, rtol=1e4 * eps, atol=1e4 * eps * scale):
+            return False
+    return len(got) == len(expected[0])
+
+
+def _input_names(n: int, names: Sequence[str] | None) -> list[str]:
+    if names is not None:
+        if len(names) != n:
+            raise ValueError(f"names= has {len(names)} entries for {n} inputs; give one per input")
+        return list(names)
+    return ["input"] if n == 1 else [f"input {i}" for i in range(n)]

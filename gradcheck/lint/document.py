@@ -1,0 +1,77 @@
+"""A file as the linter sees it: the program text to check, and how edits go back to bytes.
+
+Python files keep a UTF-8 BOM and their line endings byte for byte: the BOM is removed
+before checking and put back on write; line endings are never translated.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lint_rules.finding import Edit
+
+from gradcheck.lint import notebook as nb
+
+BOM = "\ufeff"
+
+
+class DocumentError(ValueError):
+    """The bytes cannot be turned into a program (not UTF-8, not a notebook)."""
+
+
+@dataclass
+class Document:
+    """One file's program text plus what is needed to write edits back."""
+
+    program: str
+    bom: bool = False
+    notebook: nb.Notebook | None = None
+
+    @property
+    def is_notebook(self) -> bool:
+        return self.notebook is not None
+
+    def location(self, line: int) -> tuple[int | None, int]:
+        """``(cell number or None, line)`` as a user should read it."""
+        if self.notebook is None or not self.notebook.cells:
+            return None, line
+        return self.notebook.locate(line)
+
+    def with_edits(self, edits: list[Edit]) -> Document:
+        """A new document with ``edits`` (offsets into ``program``) applied."""
+        if self.notebook is not None:
+            return parse(nb.apply_edits(self.notebook, edits).encode("utf-8"), notebook=True)
+        text = self.program
+        for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
+            text = text[: edit.start] + edit.replacement + text[edit.end :]
+        return Document(text, self.bom)
+
+    def to_bytes(self) -> bytes:
+        """The file's bytes for this document."""
+        if self.notebook is not None:
+            return nb.dump(self.notebook).encode("utf-8")
+        return ((BOM if self.bom else "") + self.program).encode("utf-8")
+
+
+def parse(data: bytes, *, notebook: bool) -> Document:
+    """Decode a file's bytes.
+
+    >>> parse(b"\\xef\\xbb\\xbfx = 1\\r\\n", notebook=False).program
+    'x = 1\\r\\n'
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise DocumentError(
+            f"not valid UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start}); "
+            "save the file as UTF-8"
+        ) from None
+    bom = text.startswith(BOM)
+    if bom:
+        text = text[1:]
+    if not notebook:
+        return Document(text, bom)
+    try:
+        parsed = nb.load(text)
+    except nb.NotebookError as error:
+        raise DocumentError(str(error)) from None
+    return Document(parsed.program, bom, parsed)

@@ -1,0 +1,192 @@
+"""Output formats: text, json, sarif (2.1.0), github (workflow commands) and junit."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from xml.etree import ElementTree
+
+from lint_rules.finding import Finding
+
+from gradcheck.lint.registry import RuleInfo
+from gradcheck.lint.result import FileResult, Report
+
+FORMATS = ("text", "json", "sarif", "github", "junit")
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def location(result: FileResult, finding: Finding) -> str:
+    """``path:line:col`` or, in a notebook, ``path:cell N:line:col``.
+
+    >>> from lint_rules.finding import Finding
+    >>> location(FileResult("a.py"), Finding(3, 5, "GC001", "r", "m"))
+    'a.py:3:5'
+    """
+    cell, line = result.locate(finding.line)
+    where = f"cell {cell}:{line}" if cell is not None else str(line)
+    return f"{result.display}:{where}:{finding.column}"
+
+
+def _fix_dict(result: FileResult, finding: Finding) -> dict | None:
+    fix = finding.fix
+    if fix is None:
+        return None
+    return {
+        "message": fix.description,
+        "applicability": "safe" if fix.safe else "unsafe",
+        "edits": [{"start": e.start, "end": e.end, "content": e.replacement} for e in fix.edits],
+    }
+
+
+def _record(result: FileResult, finding: Finding) -> dict:
+    cell, line = result.locate(finding.line)
+    _, end_line = result.locate(finding.end_line or finding.line)
+    return {
+        "path": result.display,
+        "cell": cell,
+        "line": line,
+        "column": finding.column,
+        "end_line": end_line,
+        "end_column": finding.end_column or finding.column,
+        "code": finding.code,
+        "rule": finding.rule,
+        "message": finding.message,
+        "severity": finding.severity,
+        "fix": _fix_dict(result, finding),
+    }
+
+
+def render_text(report: Report, *, color: bool = False, unsafe: bool = False) -> str:
+    """One ``location: CODE message`` line per finding; ``[*]`` marks one ``--fix`` repairs."""
+    lines = []
+    for result, finding in report.findings:
+        code = finding.code
+        fixable = finding.fix is not None and (finding.fix.safe or unsafe)
+        mark = " [*]" if fixable else ""
+        where = location(result, finding)
+        if color:
+            where = f"\x1b[1m{where}\x1b[0m"
+            code = f"\x1b[1;31m{code}\x1b[0m"
+        lines.append(f"{where}: {code}{mark} {finding.message}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def render_json(report: Report) -> str:
+    """A JSON list with one object per finding."""
+    return json.dumps([_record(r, f) for r, f in report.findings], indent=2) + "\n"
+
+
+def render_sarif(report: Report, rules: list[RuleInfo], version: str) -> str:
+    """A SARIF 2.1.0 log that GitHub code scanning accepts."""
+    results = []
+    for result, finding in report.findings:
+        region = {
+            "startLine": finding.line,
+            "startColumn": finding.column,
+            "endLine": finding.end_line or finding.line,
+            "endColumn": finding.end_column or finding.column,
+        }
+        results.append({
+            "ruleId": finding.code,
+            "level": _SARIF_LEVEL.get(finding.severity, "error"),
+            "message": {"text": finding.message},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": {"uri": result.display},
+                "region": region,
+            }}],
+        })
+    driver = {
+        "name": "gradcheck",
+        "version": version,
+        "informationUri": "https://pypi.org/project/gradcheck/",
+        "rules": [{
+            "id": rule.code,
+            "name": rule.name,
+            "shortDescription": {"text": rule.summary},
+            "fullDescription": {"text": rule.doc},
+            "help": {"text": rule.doc, "markdown": rule.doc},
+        } for rule in rules],
+    }
+    log = {"version": "2.1.0", "$schema": SARIF_SCHEMA,
+           "runs": [{"tool": {"driver": driver}, "results": results}]}
+    return json.dumps(log, indent=2) + "\n"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(report: Report) -> str:
+    """GitHub Actions workflow commands: one ``::error`` annotation per finding."""
+    lines = []
+    for result, finding in report.findings:
+        cell, line = result.locate(finding.line)
+        title = _escape_property(f"gradcheck ({finding.code})")
+        where = f"cell {cell}, line {line}" if cell is not None else f"line {line}"
+        level = "warning" if finding.severity == "warning" else "error"
+        lines.append(
+            f"::{level} title={title},file={_escape_property(result.display)},"
+            f"line={finding.line},col={finding.column},"
+            f"endLine={finding.end_line or finding.line},"
+            f"endColumn={finding.end_column or finding.column}::"
+            + _escape_data(f"{where}: {finding.code} {finding.message}")
+        )
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def render_junit(report: Report) -> str:
+    """JUnit XML: a test suite per file with findings, a test case per finding."""
+    total = len(report.findings)
+    root = ElementTree.Element("testsuites", name="gradcheck", tests=str(max(total, 1)),
+                               failures=str(total), errors="0")
+    if not total:
+        suite = ElementTree.SubElement(root, "testsuite", name="gradcheck", tests="1",
+                                       failures="0", errors="0")
+        ElementTree.SubElement(suite, "testcase", name="No findings", classname="gradcheck")
+    for result in report.results:
+        if not result.findings:
+            continue
+        suite = ElementTree.SubElement(root, "testsuite", name=result.display,
+                                       tests=str(len(result.findings)),
+                                       failures=str(len(result.findings)), errors="0")
+        for finding in result.findings:
+            where = location(result, finding)
+            case = ElementTree.SubElement(suite, "testcase", name=f"{finding.code} {where}",
+                                          classname=result.display, file=result.display,
+                                          line=str(finding.line))
+            failure = ElementTree.SubElement(case, "failure", message=finding.message,
+                                             type=finding.code)
+            failure.text = f"{where}: {finding.code} {finding.message}"
+    ElementTree.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, "unicode") + "\n"
+
+
+def render_statistics(report: Report) -> str:
+    """Counts per code, most frequent first, as ``ruff --statistics`` prints them."""
+    counts = Counter(f.code for _, f in report.findings)
+    names = {f.code: f.rule for _, f in report.findings}
+    fixable = {f.code for _, f in report.findings if f.fix is not None}
+    width = max((len(str(n)) for n in counts.values()), default=1)
+    lines = [
+        f"{count:>{width}}\t{code}\t{'[*] ' if code in fixable else '    '}{names[code]}"
+        for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def render(report: Report, fmt: str, *, rules: list[RuleInfo], version: str,
+           color: bool = False, unsafe: bool = False) -> str:
+    """Render ``report`` in ``fmt`` (one of :data:`FORMATS`)."""
+    if fmt == "json":
+        return render_json(report)
+    if fmt == "sarif":
+        return render_sarif(report, rules, version)
+    if fmt == "github":
+        return render_github(report)
+    if fmt == "junit":
+        return render_junit(report)
+    return render_text(report, color=color, unsafe=unsafe)

@@ -1,0 +1,132 @@
+"""gitignore-style patterns: negation, directory-only patterns, anchoring and ``**``.
+
+Implemented here (rather than with ``pathspec``) so the linter needs no extra dependency.
+The same matcher serves ``.gitignore`` files and the ``exclude`` settings.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """One compiled line of a gitignore file."""
+
+    regex: re.Pattern[str]
+    negated: bool
+    directory_only: bool
+
+
+def _translate_glob(glob: str) -> str:
+    """Regex for a gitignore glob, where ``*`` and ``?`` never cross a ``/``."""
+    out, i = [], 0
+    while i < len(glob):
+        char = glob[i]
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif glob.startswith("/**", i) and i + 3 == len(glob):
+            out.append("/.*")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif char == "*":
+            out.append("[^/]*")
+            i += 1
+        elif char == "?":
+            out.append("[^/]")
+            i += 1
+        elif char == "[":
+            close = glob.find("]", i + 2)
+            if close == -1:
+                out.append(re.escape(char))
+                i += 1
+            else:
+                body = glob[i + 1 : close].replace("\\", "\\\\")
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body}]")
+                i = close + 1
+        elif char == "\\" and i + 1 < len(glob):
+            out.append(re.escape(glob[i + 1]))
+            i += 2
+        else:
+            out.append(re.escape(char))
+            i += 1
+    return "".join(out)
+
+
+def compile_pattern(line: str) -> Pattern | None:
+    """Compile one gitignore line; None for blank lines and comments.
+
+    >>> compile_pattern("build/").directory_only
+    True
+    """
+    text = line.rstrip("\n").rstrip("\r")
+    # NOTE: trailing spaces are ignored unless escaped with a backslash
+    while text.endswith(" ") and not text.endswith("\\ "):
+        text = text[:-1]
+    if not text or text.startswith("#"):
+        return None
+    negated = text.startswith("!")
+    if negated:
+        text = text[1:]
+    elif text.startswith("\\!") or text.startswith("\\#"):
+        text = text[1:]
+    directory_only = text.endswith("/")
+    text = text.rstrip("/")
+    if not text:
+        return None
+    anchored = "/" in text
+    text = text.lstrip("/")
+    body = _translate_glob(text)
+    prefix = "" if anchored else "(?:.*/)?"
+    return Pattern(re.compile(f"{prefix}{body}\\Z", re.S), negated, directory_only)
+
+
+class IgnoreFile:
+    """The patterns of one ignore source, relative to the directory ``base``."""
+
+    def __init__(self, base: Path, lines: list[str]) -> None:
+        self.base = base
+        self.patterns = [p for p in map(compile_pattern, lines) if p is not None]
+
+    @classmethod
+    def read(cls, path: Path) -> IgnoreFile:
+        """Load ``path`` (a ``.gitignore``); unreadable files count as empty."""
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            lines = []
+        return cls(path.parent, lines)
+
+    def decide(self, path: Path, is_dir: bool) -> bool | None:
+        """True if ignored, False if re-included by ``!``, None if no pattern matches.
+
+        >>> from pathlib import Path
+        >>> IgnoreFile(Path("/r"), ["*.log", "!keep.log"]).decide(Path("/r/a/keep.log"), False)
+        False
+        """
+        try:
+            relative = path.relative_to(self.base).as_posix()
+        except ValueError:
+            return None
+        verdict = None
+        for pattern in self.patterns:
+            if pattern.directory_only and not is_dir:
+                continue
+            if pattern.regex.match(relative):
+                verdict = not pattern.negated
+        return verdict
+
+
+def is_ignored(stack: list[IgnoreFile], path: Path, is_dir: bool) -> bool:
+    """Deeper ignore files override shallower ones, as git does."""
+    for ignore_file in reversed(stack):
+        verdict = ignore_file.decide(path, is_dir)
+        if verdict is not None:
+            return verdict
+    return False

@@ -1,0 +1,160 @@
+"""Jupyter notebooks: code cells joined into one program, and written back after fixes.
+
+Each IPython magic or shell line is replaced by a placeholder statement of the *same
+length*, so a character offset in the program is also an offset in the cell's own text.
+That keeps fixes exact and lets them be split back into cells.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from lint_rules.finding import Edit
+
+# `%magic`, `%%cell_magic`, `!shell`, `x = !shell`, `x = %magic`, `obj?` / `obj??` help
+_MAGIC = re.compile(r"^[ \t]*(?:[%!]|[\w.,\s]+=[ \t]*[%!]|[\w.]+\?{1,2}[ \t]*$)")
+
+
+class NotebookError(ValueError):
+    """The file is not a notebook this linter can read."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One code cell: its index in ``cells``, its number among code cells, and its span."""
+
+    index: int
+    number: int
+    start: int
+    text: str
+    first_line: int  # 1-based program line of the cell's first line
+    magic_spans: tuple[tuple[int, int], ...]  # program offsets of placeholder lines
+
+
+@dataclass
+class Notebook:
+    """A parsed notebook: the JSON document and the program built from its code cells."""
+
+    data: dict
+    cells: list[Cell]
+    program: str
+    indent: int | None
+    trailing_newline: bool
+
+    def locate(self, line: int) -> tuple[int, int]:
+        """``(cell number, line within the cell)`` for a 1-based program line."""
+        cell = self.cells[0]
+        for candidate in self.cells:
+            if candidate.first_line <= line:
+                cell = candidate
+        return cell.number, line - cell.first_line + 1
+
+
+def _placeholder(line: str) -> str:
+    """A statement as long as ``line`` (same indentation) that means nothing."""
+    body = line.rstrip("\r\n")
+    ending = line[len(body):]
+    stripped = body.lstrip(" \t")
+    indent = body[: len(body) - len(stripped)]
+    return indent + "0" + " " * (len(stripped) - 1) + ending
+
+
+def _cell_source(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def load(raw: str) -> Notebook:
+    """Parse notebook JSON text into a :class:`Notebook`.
+
+    >>> nb = load('{"cells": [{"cell_type": "code", "source": ["%time x = 1\\\\n", "y = 2"]}]}')
+    >>> nb.program
+    '0          \\ny = 2\\n'
+    """
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise NotebookError(f"not valid notebook JSON: {error.msg} at line {error.lineno}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        raise NotebookError("not a notebook: the JSON has no 'cells' list")
+    cells, parts, offset, line = [], [], 0, 1
+    for index, cell in enumerate(data["cells"]):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        text = _cell_source(cell)
+        if text and not text.endswith("\n"):
+            text += "\n"
+        lines = text.splitlines(keepends=True)
+        whole_cell_magic = bool(lines) and lines[0].lstrip().startswith("%%")
+        magic = {i for i, ln in enumerate(lines) if whole_cell_magic or _MAGIC.match(ln)}
+        program_text = "".join(_placeholder(ln) if i in magic else ln for i, ln in enumerate(lines))
+        starts = [offset]
+        for ln in lines:
+            starts.append(starts[-1] + len(ln))
+        spans = tuple((starts[i], starts[i + 1]) for i in sorted(magic))
+        cells.append(Cell(index, len(cells) + 1, offset, text, line, spans))
+        parts.append(program_text)
+        offset += len(text)
+        line += len(lines)
+    indent = _detect_indent(raw)
+    return Notebook(data, cells, "".join(parts), indent, raw.endswith("\n"))
+
+
+def _detect_indent(raw: str) -> int | None:
+    match = re.search(r"\n( +)\S", raw)
+    return len(match.group(1)) if match else None
+
+
+def apply_edits(notebook: Notebook, edits: list[Edit]) -> str:
+    """The notebook JSON text after ``edits`` (offsets into the program), formatting kept.
+
+    Raises NotebookError if an edit crosses a cell boundary or touches a magic line.
+    """
+    per_cell: dict[int, list[Edit]] = {}
+    for edit in edits:
+        owner = None
+        for cell in notebook.cells:
+            end = cell.start + len(cell.text)
+            # NOTE: an insertion on a cell boundary belongs to the cell before it: it continues
+            # that cell's last statement (Jupyter runs each cell on its own)
+            if cell.start <= edit.start and edit.end <= end:
+                owner = cell
+                break
+        if owner is None:
+            raise NotebookError("a fix spans two notebook cells")
+        if any(_overlaps(edit, span) for span in owner.magic_spans):
+            raise NotebookError("a fix touches an IPython magic line")
+        per_cell.setdefault(owner.index, []).append(edit)
+    for cell in notebook.cells:
+        if cell.index not in per_cell:
+            continue
+        text = cell.text
+        for edit in sorted(per_cell[cell.index], key=lambda e: (e.start, e.end), reverse=True):
+            start, end = edit.start - cell.start, edit.end - cell.start
+            text = text[:start] + edit.replacement + text[end:]
+        _store_source(notebook.data["cells"][cell.index], text)
+    return dump(notebook)
+
+
+def _overlaps(edit: Edit, span: tuple[int, int]) -> bool:
+    start, end = span
+    if edit.start == edit.end:  # an insertion only collides strictly inside the line
+        return start < edit.start < end
+    return edit.start < end and start < edit.end
+
+
+def _store_source(cell: dict, text: str) -> None:
+    original = _cell_source(cell)
+    if not original.endswith("\n") and text.endswith("\n"):
+        text = text[:-1]  # the program added a newline the cell did not have
+    if isinstance(cell.get("source"), list):
+        cell["source"] = text.splitlines(keepends=True)
+    else:
+        cell["source"] = text
+
+
+def dump(notebook: Notebook) -> str:
+    """Serialise like Jupyter does: the detected indent, non-ASCII kept as is."""
+    text = json.dumps(notebook.data, indent=notebook.indent, ensure_ascii=False)
+    return text + "\n" if notebook.trailing_newline else text

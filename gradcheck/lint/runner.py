@@ -1,0 +1,241 @@
+"""Run the linter over paths: discovery, settings, cache, prefilter, then the rules in parallel.
+
+The main process reads every file, answers from the cache, and runs the cheap text
+prefilter; only the files that may hold a finding reach the libcst-based rules, in a
+process pool when there is enough work to pay for it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gradcheck.lint.cache import CACHE_DIR, Cache, entry_key, finding_from_dict, finding_to_dict
+from gradcheck.lint.config import ConfigFinder
+from gradcheck.lint.document import Document, DocumentError, parse
+from gradcheck.lint.files import discover
+from gradcheck.lint.noqa import scan, warnings_for
+from gradcheck.lint.registry import all_rules
+from gradcheck.lint.result import FileResult, Report
+from gradcheck.lint.settings import Overrides, Settings
+
+PARALLEL_MIN_BYTES = 200_000  # below this much source to parse, process start-up costs more
+
+
+@dataclass
+class LintOptions:
+    """Everything a lint run needs; the CLI fills it from its options."""
+
+    paths: list[str] = field(default_factory=lambda: ["."])
+    overrides: Overrides = field(default_factory=Overrides)
+    fix: bool = False
+    diff: bool = False
+    unsafe_fixes: bool = False
+    use_cache: bool = True
+    jobs: int | None = None
+    stdin_data: bytes | None = None
+    stdin_filename: str | None = None
+    cache_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class _Job:
+    path: str
+    display: str
+    codes: frozenset[str]
+    data: bytes
+    notebook: bool
+    write: bool  # write fixes back to ``path`` (False for stdin and --diff)
+
+
+def _display(path: Path) -> str:
+    if path.is_absolute():
+        try:
+            return path.relative_to(Path.cwd()).as_posix()
+        except ValueError:
+            return str(path)
+    return path.as_posix()
+
+
+def _cells(document: Document) -> list[tuple[int, int]] | None:
+    if document.notebook is None:
+        return None
+    return [(cell.first_line, cell.number) for cell in document.notebook.cells]
+
+
+_LINE_REFERENCE = re.compile(r"\bline (\d+)\b")
+
+
+def _cell_messages(result: FileResult) -> FileResult:
+    """In a notebook, rewrite "line N" of the whole program as "cell C, line L"."""
+    if not result.cells:
+        return result
+
+    def cell_line(match: re.Match[str]) -> str:
+        cell, line = result.locate(int(match.group(1)))
+        return f"cell {cell}, line {line}"
+
+    result.findings = [
+        dataclasses.replace(f, message=_LINE_REFERENCE.sub(cell_line, f.message))
+        for f in result.findings
+    ]
+    return result
+
+
+def _quick(job: _Job, known: set[str]) -> FileResult | None:
+    """A result reached without the rules (decode error, or prefilter says no); else None."""
+    from lint_rules.prefilter import could_have_findings
+
+    from gradcheck.lint.checker import io_error
+
+    try:
+        document = parse(job.data, notebook=job.notebook)
+    except DocumentError as error:
+        return FileResult(job.display, [io_error(str(error))])
+    if job.codes and could_have_findings(document.program):
+        return None
+    return FileResult(job.display, [], warnings_for(scan(document.program), known),
+                      cells=_cells(document))
+
+
+def process(job: _Job, fixing: bool, unsafe: bool, known: set[str]) -> FileResult:
+    """Lint (and, when ``fixing``, fix) one file. Runs in a worker process."""
+    from gradcheck.lint.checker import check_document, io_error
+    from gradcheck.lint.fixes import fix_document, unified_diff
+
+    try:
+        document = parse(job.data, notebook=job.notebook)
+    except DocumentError as error:
+        return FileResult(job.display, [io_error(str(error))])
+    warnings: list[tuple[int, str]] = []
+
+    def lint(doc: Document) -> list:
+        outcome = check_document(doc, job.display, job.codes, known)
+        warnings[:] = outcome.warnings
+        return outcome.findings
+
+    if not fixing:
+        return _cell_messages(FileResult(job.display, lint(document), warnings, _cells(document)))
+    fixed_doc, applied, remaining = fix_document(document, lint, unsafe=unsafe)
+    result = FileResult(job.display, remaining, warnings, _cells(fixed_doc), fixed=applied)
+    new_bytes = fixed_doc.to_bytes()
+    if applied and new_bytes != job.data:
+        before = job.data.decode("utf-8")
+        result.diff = unified_diff(before, new_bytes.decode("utf-8"), job.display)
+        if job.write:
+            Path(job.path).write_bytes(new_bytes)
+    if job.path == "-":
+        result.output = new_bytes
+    return _cell_messages(result)
+
+
+def _process_star(args: tuple) -> FileResult:
+    return process(*args)
+
+
+def _run_jobs(jobs: list[_Job], workers: int, fixing: bool, unsafe: bool, known: set[str]) -> list[FileResult]:
+    import lint_rules  # noqa: F401  (loaded before forking so workers share it)
+
+    jobs = sorted(jobs, key=lambda job: len(job.data), reverse=True)  # largest first
+    work = [(job, fixing, unsafe, known) for job in jobs]
+    total = sum(len(job.data) for job in jobs)
+    if workers <= 1 or len(jobs) < 2 or total < PARALLEL_MIN_BYTES:
+        return [_process_star(item) for item in work]
+    import multiprocessing
+
+    method = "fork" if sys.platform.startswith("linux") else None
+    context = multiprocessing.get_context(method)
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
+        return list(pool.map(_process_star, work))
+
+
+def _from_cache(display: str, value: dict) -> FileResult:
+    return FileResult(
+        display,
+        [finding_from_dict(f) for f in value["findings"]],
+        [tuple(w) for w in value["warnings"]],  # type: ignore[misc]
+        [tuple(c) for c in value["cells"]] if value["cells"] is not None else None,  # type: ignore[misc]
+    )
+
+
+def _to_cache(result: FileResult) -> dict:
+    return {
+        "findings": [finding_to_dict(f) for f in result.findings],
+        "warnings": [list(w) for w in result.warnings],
+        "cells": None if result.cells is None else [list(c) for c in result.cells],
+    }
+
+
+def lint_paths(options: LintOptions) -> Report:
+    """Lint ``options.paths`` and return a :class:`Report` (raises ConfigError, SelectorError).
+
+    >>> report = lint_paths(LintOptions(paths=["no_such_dir_xyz"], use_cache=False))
+    >>> report.results[0].findings[0].code
+    'GC000'
+    """
+    from gradcheck.lint.checker import io_error
+    from gradcheck.lint.fixes import applicable
+
+    rules = all_rules()
+    known = {rule.code for rule in rules}
+    finder = ConfigFinder(Path.cwd())
+    settings = Settings(rules, options.overrides, finder)
+    fixing = options.fix or options.diff
+    results: list[FileResult] = []
+    pending: list[_Job] = []
+    cache = Cache(options.cache_dir or Path.cwd() / CACHE_DIR) if options.use_cache else None
+    keys: dict[str, str] = {}
+
+    if options.stdin_data is not None:
+        name = options.stdin_filename or "-"
+        codes = settings.codes_for(Path(options.stdin_filename or "stdin.py"))
+        job = _Job("-", name, codes, options.stdin_data, name.endswith(".ipynb"), False)
+        quick = _quick(job, known)
+        if quick is None:
+            pending.append(job)
+        else:
+            quick.output = options.stdin_data if fixing else None
+            results.append(quick)
+    paths = [p for p in options.paths if p != "-"]
+    found = discover([Path(p) for p in paths], finder) if paths else discover([], finder)
+    for missing in found.missing:
+        results.append(FileResult(_display(missing), [io_error("no such file or directory")]))
+    for path in found.files:
+        display = _display(path)
+        codes = settings.codes_for(path)
+        notebook = path.suffix == ".ipynb"
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            results.append(FileResult(display, [io_error(f"cannot read: {error.strerror}")]))
+            continue
+        key = entry_key(data, notebook, codes) if cache is not None else ""
+        hit = cache.get(key) if cache is not None else None
+        if hit is not None:
+            cached = _from_cache(display, hit)
+            if not fixing or not any(applicable(f, options.unsafe_fixes) for f in cached.findings):
+                results.append(cached)
+                continue
+        job = _Job(str(path), display, codes, data, notebook, options.fix and not options.diff)
+        quick = _quick(job, known)
+        if quick is None:
+            pending.append(job)
+            keys[display] = key
+            continue
+        results.append(quick)
+        if cache is not None:
+            cache.put(key, _to_cache(quick))
+    workers = options.jobs or os.cpu_count() or 1
+    for result in _run_jobs(pending, workers, fixing, options.unsafe_fixes, known):
+        results.append(result)
+        key = keys.get(result.display)
+        if cache is not None and key is not None and not result.fixed:
+            cache.put(key, _to_cache(result))
+    if cache is not None:
+        cache.save()
+    results.sort(key=lambda r: r.display)
+    return Report(results)

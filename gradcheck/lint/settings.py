@@ -1,0 +1,79 @@
+"""The rules that run on one file: command-line options layered over the file's config."""
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from pathlib import Path
+
+from gradcheck.lint.config import ConfigFinder, FileConfig
+from gradcheck.lint.registry import RuleInfo
+from gradcheck.lint.selection import expand_all, resolve
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Rule selection given on the command line (None: not given, use the config)."""
+
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+
+def _matches(glob: str, relative: str) -> bool:
+    name = relative.rsplit("/", 1)[-1]
+    glob = glob.rstrip("/") + "/**" if glob.endswith("/") else glob
+    if glob.endswith("/**") and (relative + "/").startswith(glob[:-2]):
+        return True
+    return fnmatch.fnmatchcase(relative, glob) or fnmatch.fnmatchcase(name, glob)
+
+
+class Settings:
+    """Answers "which codes run on this file?", validating every selector up front."""
+
+    def __init__(self, rules: list[RuleInfo], overrides: Overrides, finder: ConfigFinder) -> None:
+        self.rules = rules
+        self.overrides = overrides
+        self.finder = finder
+        self._base: dict[int, frozenset[str]] = {}
+        # validate the command line once, even when no file is linted
+        resolve(rules, select=overrides.select, extend_select=overrides.extend_select,
+                ignore=overrides.ignore, origin="--")
+
+    def _codes_for_config(self, config: FileConfig) -> frozenset[str]:
+        key = id(config)
+        if key not in self._base:
+            origin = f"{config.source}: [tool.gradcheck.lint]" if config.source else ""
+            select = self.overrides.select if self.overrides.select is not None else config.select
+            self._base[key] = resolve(
+                self.rules,
+                select=select,
+                extend_select=config.extend_select + self.overrides.extend_select,
+                ignore=config.ignore + self.overrides.ignore,
+                origin=origin,
+            )
+            for glob, codes in config.per_file_ignores:
+                expand_all(codes, self.rules, origin=f"{origin} per-file-ignores.{glob!r}")
+        return self._base[key]
+
+    def codes_for(self, path: Path) -> frozenset[str]:
+        """The analysis codes to run on ``path`` (per-file ignores applied).
+
+        >>> from pathlib import Path
+        >>> from gradcheck.lint.registry import RuleInfo
+        >>> s = Settings([RuleInfo("GC001", "a-b", "", "")], Overrides(), ConfigFinder(Path(".")))
+        >>> sorted(s.codes_for(Path("x.py")))
+        ['GC001']
+        """
+        config = self.finder.for_file(path)
+        codes = self._codes_for_config(config)
+        if not config.per_file_ignores:
+            return codes
+        try:
+            relative = path.absolute().relative_to(config.root.absolute()).as_posix()
+        except ValueError:
+            relative = path.as_posix()
+        dropped: set[str] = set()
+        for glob, selectors in config.per_file_ignores:
+            if _matches(glob, relative):
+                dropped |= expand_all(selectors, self.rules, origin=f"per-file-ignores.{glob!r}")
+        return codes - dropped

@@ -1,0 +1,240 @@
+"""``torch.autograd``: backward, grad, custom Functions and the grad-mode switches."""
+from __future__ import annotations
+
+import numpy as np
+
+from gradcheck.ref import grad_mode
+from gradcheck.ref.grad_mode import (  # noqa: F401 - re-exported as torch.autograd.*
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from gradcheck.ref.graph import Node, _accumulate, _edge, run_backward
+from gradcheck.ref.tensors import Tensor, _make
+
+
+def _tuple(x) -> tuple:
+    if x is None:
+        return ()
+    return (x,) if isinstance(x, Tensor) else tuple(x)
+
+
+def _grads_for(outputs, grad_outputs) -> list:
+    """Default grad_outputs: ones for scalar outputs, torch's errors otherwise."""
+    grad_outputs = _tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(
+            f"got {len(grad_outputs)} tensors and {len(outputs)} gradients"
+        )
+    grads = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None:
+            if out._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if out._data.dtype.kind != "f":
+                raise RuntimeError(
+                    "grad can be implicitly created only for real scalar outputs but got "
+                    f"{out.dtype!r}"
+                )
+            g = _make(np.ones_like(out._data))
+        elif not isinstance(g, Tensor):
+            g = _make(np.full(out._data.shape, g, dtype=out._data.dtype))
+        elif g._data.shape != out._data.shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
+                f"has a shape of {out.shape}."
+            )
+        grads.append(g)
+    return grads
+
+
+def _roots(outputs) -> list:
+    roots = []
+    for i, out in enumerate(outputs):
+        if not out._rg:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+        roots.append(_edge(out))
+    return roots
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate the gradients of ``tensors`` into the ``.grad`` of the graph's leaves.
+
+    >>> from gradcheck.ref import tensor
+    >>> x = tensor(2.0, requires_grad=True)
+    >>> backward(3 * x ** 2); x.grad
+    tensor(12.)
+    """
+    outputs = _tuple(tensors)
+    roots = _roots(outputs)
+    grads = _grads_for(outputs, grad_tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is None:
+        run_backward(roots, grads, retain_graph, create_graph)
+        return
+    targets = _tuple(inputs)
+    if not targets:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    leaves = {_edge(t) for t in targets if t.grad_fn is None}
+    inner = {t.grad_fn: [] for t in targets if t.grad_fn is not None}
+    run_backward(roots, grads, retain_graph, create_graph, capture=inner, only=leaves)
+    for t in targets:
+        if t.grad_fn is not None and inner[t.grad_fn]:
+            total = inner[t.grad_fn][0]
+            for g in inner[t.grad_fn][1:]:
+                total = total + g
+            with grad_mode.set_grad_enabled(create_graph):
+                _accumulate(t, total)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of ``outputs`` with respect to ``inputs``; never touches ``.grad``.
+
+    >>> from gradcheck.ref import tensor
+    >>> x = tensor(3.0, requires_grad=True)
+    >>> grad(x ** 2, x)
+    (tensor(6.),)
+    """
+    outputs, targets = _tuple(outputs), _tuple(inputs)
+    roots = _roots(outputs)
+    grads = _grads_for(outputs, grad_outputs)
+    for t in targets:
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    capture = {}
+    for t in targets:
+        capture.setdefault(_edge(t), [])
+    run_backward(roots, grads, retain_graph, create_graph, capture=capture, accumulate=False)
+    result = []
+    for i, t in enumerate(targets):
+        found = capture[_edge(t)]
+        if not found:
+            if materialize_grads:
+                result.append(_make(np.zeros_like(t._data)))
+                continue
+            if not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior."
+                )
+            result.append(None)
+            continue
+        total = found[0]
+        for g in found[1:]:
+            total = total + g
+        result.append(total)
+    return tuple(result)
+
+
+class FunctionCtx(Node):
+    """The ``ctx`` of a custom Function: it is also the Function's node in the graph."""
+
+    def save_for_backward(self, *tensors) -> None:
+        self._to_save = tensors
+
+    def mark_dirty(self, *tensors) -> None:
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        self._non_diff = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self._materialize = value
+
+
+class Function:
+    """Base class for custom ops: define static ``forward(ctx, ...)`` and ``backward(ctx, ...)``.
+
+    >>> from gradcheck.ref import tensor
+    >>> class Cube(Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x ** 3
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         (x,) = ctx.saved_tensors
+    ...         return 3 * x ** 2 * g
+    >>> x = tensor(2.0, requires_grad=True)
+    >>> Cube.apply(x).backward(); x.grad
+    tensor(12.)
+    """
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("a custom Function must implement forward(ctx, ...)")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("a custom Function must implement backward(ctx, grad)")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        tensors = [(i, a) for i, a in enumerate(args) if isinstance(a, Tensor)]
+        ctx = FunctionCtx.__new__(FunctionCtx)
+        ctx._to_save = ()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
+        with grad_mode.no_grad():
+            out = cls.forward(ctx, *args, **kwargs)
+        if not (grad_mode._enabled[0] and any(t._rg for _, t in tensors)):
+            return out
+        if not isinstance(out, Tensor):
+            raise NotImplementedError(
+                f"{cls.__name__}.forward returned {type(out).__name__}: custom Functions in this "
+                "engine support exactly one Tensor output"
+            )
+        positions = [i for i, _ in tensors]
+
+        def rule(node, g):
+            grads = cls.backward(node, g)
+            grads = grads if isinstance(grads, tuple) else (grads,)
+            if len(grads) != len(args):
+                raise RuntimeError(
+                    f"function {cls.__name__}Backward returned an incorrect number of gradients "
+                    f"(expected {len(args)}, got {len(grads)})"
+                )
+            return tuple(grads[i] for i in positions)
+
+        Node.__init__(ctx, f"{cls.__name__}Backward", rule, [t for _, t in tensors],
+                      ctx._to_save)
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
+        return _make(out._data, ctx, out._vc)
+
+
+def once_differentiable(fn):
+    """Accepted for compatibility; the engine does not enforce it."""
+    return fn
+
+
+class _Anomaly:
+    def __init__(self, mode: bool = True, check_nan: bool = True):
+        self.mode = mode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+detect_anomaly = set_detect_anomaly = _Anomaly
+
+
+class _FunctionModule:
+    Function = Function
+    FunctionCtx = FunctionCtx
+    once_differentiable = staticmethod(once_differentiable)
+
+
+function = _FunctionModule
+Variable = Tensor

@@ -1,0 +1,541 @@
+"""THE derivatives table: every differentiable op, its numpy forward and its backward rule.
+
+Rules are written with Tensor ops (so ``create_graph=True`` differentiates them again) and
+may return gradients in the broadcast shape: the engine sums them back to each input's shape.
+``ctx.needs_input_grad[i]`` lets a rule skip work for inputs that need no gradient.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gradcheck.ref import ops
+from gradcheck.ref.broadcast import mismatch_error
+from gradcheck.ref.dispatch import Op
+
+
+def _shape_error(exc, a, b, **_):
+    return mismatch_error(a.shape, b.shape)
+
+
+def _binary(name, forward, backward, saves=(0, 1), saves_output=False):
+    return Op(name, forward, backward, saves, saves_output, on_error=_shape_error)
+
+
+# ---- helpers used by several rules ---------------------------------------------------------
+def _keep(g, dims, ndim, keepdim):
+    """Re-insert the reduced dims of ``g`` so it broadcasts against the input."""
+    if keepdim or dims is None and g.ndim == ndim:
+        return g
+    if dims is None:
+        return g.reshape((1,) * ndim)
+    for d in sorted(x % ndim for x in dims):
+        g = g.unsqueeze(d)
+    return g
+
+
+def _count(shape, dims) -> int:
+    if dims is None:
+        return int(np.prod(shape))
+    return int(np.prod([shape[d] for d in dims]))
+
+
+def _where(cond, a, b):
+    return ops.where(cond, a, b)
+
+
+# ---- binary arithmetic ----------------------------------------------------------------------
+def _mul(ctx, g):
+    a, b = ctx.saved_tensors
+    return (g * b if ctx.needs_input_grad[0] else None, g * a if ctx.needs_input_grad[1] else None)
+
+
+def _div(ctx, g):
+    a, b = ctx.saved_tensors
+    ga = g / b if ctx.needs_input_grad[0] else None
+    gb = -g * a / (b * b) if ctx.needs_input_grad[1] else None
+    return ga, gb
+
+
+def _pow(ctx, g):
+    a, b = ctx.saved_tensors
+    ga = gb = None
+    if ctx.needs_input_grad[0]:
+        # NOTE: torch defines d(a**b)/da as 0 where b == 0, even at a == 0.
+        ga = _where(b == 0, 0.0, g * b * a ** (b - 1))
+    if ctx.needs_input_grad[1]:
+        # NOTE: at a == 0 with b >= 0 torch uses 0 instead of log(0) * 0 = nan.
+        gb = _where((a == 0) & (b >= 0), 0.0, g * ctx.result * a.log())
+    return ga, gb
+
+
+def _pow_scalar(ctx, g):
+    (a,) = ctx.saved_tensors
+    e = ctx.exponent
+    if e == 0:
+        return (g * 0,)
+    return (g * e * a ** (e - 1),)
+
+
+def _rpow_scalar(ctx, g):
+    return (g * ctx.result * float(np.log(ctx.base)),)
+
+
+def _maximum(ctx, g):
+    a, b = ctx.saved_tensors
+    half = g / 2
+    ga = _where(a > b, g, _where(a == b, half, 0.0))
+    gb = _where(b > a, g, _where(a == b, half, 0.0))
+    return ga, gb
+
+
+def _minimum(ctx, g):
+    a, b = ctx.saved_tensors
+    half = g / 2
+    ga = _where(a < b, g, _where(a == b, half, 0.0))
+    gb = _where(b < a, g, _where(a == b, half, 0.0))
+    return ga, gb
+
+
+def _matmul(ctx, g):
+    a, b = ctx.saved_tensors
+    a2 = a.unsqueeze(0) if a.ndim == 1 else a
+    b2 = b.unsqueeze(-1) if b.ndim == 1 else b
+    g2 = g.unsqueeze(-1).unsqueeze(-1) if g.ndim == 0 else g
+    if g.ndim and a.ndim == 1:
+        g2 = g2.unsqueeze(-2)
+    if g.ndim and b.ndim == 1:
+        g2 = g2.unsqueeze(-1)
+    ga = gb = None
+    if ctx.needs_input_grad[0]:
+        ga = g2 @ b2.mT
+        ga = ga.squeeze(-2) if a.ndim == 1 else ga
+    if ctx.needs_input_grad[1]:
+        gb = a2.mT @ g2
+        gb = gb.squeeze(-1) if b.ndim == 1 else gb
+    return ga, gb
+
+
+def _matmul_error(exc, a, b, **_):
+    if a.ndim == 1 and b.ndim == 1:
+        return RuntimeError(
+            f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to "
+            f"have the same number of elements, but got {a.shape[0]} and {b.shape[0]} elements "
+            "respectively"
+        )
+    if a.ndim == 0 or b.ndim == 0:
+        return RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and "
+            f"{b.ndim}D"
+        )
+    rows = int(np.prod(a.shape[:-1])) if a.ndim > 1 else 1
+    mat2 = (b.shape[-2], b.shape[-1]) if b.ndim > 1 else (b.shape[0], 1)
+    if a.shape[-1] == mat2[0]:
+        return mismatch_error(a.shape[:-2], b.shape[:-2])
+    return RuntimeError(
+        f"mat1 and mat2 shapes cannot be multiplied ({rows}x{a.shape[-1]} and "
+        f"{mat2[0]}x{mat2[1]})"
+    )
+
+
+def _matmul_forward(a, b):
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("0-d matmul")
+    return np.matmul(a, b)
+
+
+# ---- elementwise unary ----------------------------------------------------------------------
+def _unary(name, forward, backward, saves_input=True, saves_output=False):
+    return Op(name, forward, backward, (0,) if saves_input else (), saves_output)
+
+
+def _x(ctx):
+    return ctx.saved_tensors[0]
+
+
+def _clamp_forward(a, min=None, max=None):  # noqa: A002 - torch's argument names
+    return np.clip(a, min, max)
+
+
+def _clamp(ctx, g):
+    a = _x(ctx)
+    inside = None
+    if ctx.min is not None:
+        inside = a >= ctx.min
+    if ctx.max is not None:
+        upper = a <= ctx.max
+        inside = upper if inside is None else inside & upper
+    return (g * inside if inside is not None else g,)
+
+
+def _sigmoid_forward(a):
+    # NOTE: written as exp(-|a|) so that large |a| neither overflows nor loses precision.
+    e = np.exp(-np.abs(a))
+    return np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
+
+
+def _softmax_forward(a, dim):
+    shifted = a - a.max(axis=dim, keepdims=True)
+    e = np.exp(shifted)
+    return e / e.sum(axis=dim, keepdims=True)
+
+
+def _log_softmax_forward(a, dim):
+    shifted = a - a.max(axis=dim, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+
+
+def _softmax(ctx, g):
+    r = ctx.result
+    return (r * (g - (g * r).sum(ctx.dim, keepdim=True)),)
+
+
+def _log_softmax(ctx, g):
+    r = ctx.result
+    return (g - r.exp() * g.sum(ctx.dim, keepdim=True),)
+
+
+def _logsumexp_forward(a, dim, keepdim):
+    if a.size == 0:
+        return np.log(np.exp(a).sum(axis=dim, keepdims=keepdim))
+    m = a.max(axis=dim, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)  # NOTE: keeps all -inf rows at -inf instead of nan
+    out = np.log(np.exp(a - m).sum(axis=dim, keepdims=True)) + m
+    return out if keepdim else out.squeeze(axis=dim)
+
+
+def _logsumexp(ctx, g):
+    a = _x(ctx)
+    r = _keep(ctx.result, ctx.dim, a.ndim, ctx.keepdim)
+    return (_keep(g, ctx.dim, a.ndim, ctx.keepdim) * (a - r).exp(),)
+
+
+# ---- reductions -----------------------------------------------------------------------------
+def _sum(ctx, g):
+    shape = ctx.in_meta[0][0]
+    return (_keep(g, ctx.dim, len(shape), ctx.keepdim).expand(shape),)
+
+
+def _mean(ctx, g):
+    shape = ctx.in_meta[0][0]
+    n = _count(shape, ctx.dim)
+    return (_keep(g, ctx.dim, len(shape), ctx.keepdim).expand(shape) / n,)
+
+
+def _sum_forward(a, dim, keepdim, dtype=None):
+    if dtype is None and a.dtype.kind in "bi" and a.dtype != np.int64:
+        dtype = np.int64  # torch sums bool and small ints into int64
+    return a.sum(axis=dim, keepdims=keepdim, dtype=dtype)
+
+
+def _extreme(ctx, g):
+    a = _x(ctx)
+    r = _keep(ctx.result, ctx.dim, a.ndim, ctx.keepdim)
+    hit = (a == r).to(g.dtype)
+    # NOTE: ties share the gradient evenly, as torch does for amax/amin and full max/min.
+    share = hit / hit.sum(ctx.dim, keepdim=True)
+    return (_keep(g, ctx.dim, a.ndim, ctx.keepdim) * share,)
+
+
+def _var_forward(a, dim, correction, keepdim):
+    return a.var(axis=dim, ddof=correction, keepdims=keepdim)
+
+
+def _var(ctx, g):
+    a = _x(ctx)
+    n = _count(a.shape, ctx.dim)
+    centered = a - a.mean(ctx.dim, keepdim=True)
+    # NOTE: with n <= correction torch's factor is inf and the gradient nan; float64 keeps that.
+    factor = np.float64(2.0) / np.float64(max(n - ctx.correction, 0))
+    return (_keep(g, ctx.dim, a.ndim, ctx.keepdim) * centered * float(factor),)
+
+
+def _std_forward(a, dim, correction, keepdim):
+    return a.std(axis=dim, ddof=correction, keepdims=keepdim)
+
+
+def _std(ctx, g):
+    a = _x(ctx)
+    n = _count(a.shape, ctx.dim)
+    centered = a - a.mean(ctx.dim, keepdim=True)
+    r = _keep(ctx.result, ctx.dim, a.ndim, ctx.keepdim)
+    # NOTE: torch masks the gradient to 0 where the std is 0 (instead of 0/0).
+    scale = _where(r == 0, 0.0, _keep(g, ctx.dim, a.ndim, ctx.keepdim) / r)
+    return (scale * centered / float(np.float64(1.0) * max(n - ctx.correction, 0)),)
+
+
+def _norm_forward(a, dim, keepdim):
+    # NOTE: scale by the largest magnitude first, or squares of tiny values underflow to 0.
+    if a.size == 0:
+        return np.sqrt((a * a).sum(axis=dim, keepdims=keepdim))
+    scale = np.abs(a).max(axis=dim, keepdims=True)
+    scale = np.where(scale == 0, 1, scale)
+    out = np.sqrt(((a / scale) ** 2).sum(axis=dim, keepdims=True)) * scale
+    return out if keepdim else out.squeeze(axis=dim) if dim is not None else out.reshape(())
+
+
+def _norm(ctx, g):
+    a = _x(ctx)
+    r = _keep(ctx.result, ctx.dim, a.ndim, ctx.keepdim)
+    # NOTE: torch's subgradient of the 2-norm at 0 is 0, not 0/0.
+    return (_keep(g, ctx.dim, a.ndim, ctx.keepdim) * _where(r == 0, 0.0, a / r),)
+
+
+def _select_forward(a, dim, keepdim, indices):
+    out = np.take_along_axis(a, indices, axis=dim)
+    return out if keepdim else out.squeeze(axis=dim)
+
+
+def _select(ctx, g):
+    shape = ctx.in_meta[0][0]
+    idx = ops._wrap(ctx.indices)
+    g = g if ctx.keepdim else g.unsqueeze(ctx.dim)
+    return (ops.zeros_like_shape(g, shape).scatter_add(ctx.dim, idx, g),)
+
+
+# ---- shape and indexing ---------------------------------------------------------------------
+def _reshape_error(exc, a, shape):
+    return RuntimeError(f"shape '{list(shape)}' is invalid for input of size {a.numel()}")
+
+
+def _back_to_shape(ctx, g):
+    return (g.reshape(ctx.in_meta[0][0]),)
+
+
+def _identity(ctx, g):
+    return (g,)
+
+
+def _expand_error(exc, a, shape):
+    tgt = list(shape)
+    for i in range(1, min(a.ndim, len(shape)) + 1):
+        if a.shape[-i] not in (1, shape[-i]) and shape[-i] != -1:
+            d = len(shape) - i
+            return RuntimeError(
+                f"The expanded size of the tensor ({shape[-i]}) must match the existing size "
+                f"({a.shape[-i]}) at non-singleton dimension {d}.  Target sizes: {tgt}.  "
+                f"Tensor sizes: {list(a.shape)}"
+            )
+    return RuntimeError(f"expand: cannot expand {list(a.shape)} to {tgt}")
+
+
+def _expand_forward(a, shape):
+    lead = len(shape) - a.ndim
+    shape = tuple(a.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
+    return np.broadcast_to(a, shape)
+
+
+def _index_error(exc, a, index):
+    msg = str(exc).replace("axis", "dimension")
+    return IndexError(msg)
+
+
+def _getitem(ctx, g):
+    return (ops.index_backward(g, ctx.in_meta[0][0], ctx.index),)
+
+
+def _index_backward_forward(g, shape, index):
+    out = np.zeros(shape, dtype=g.dtype)
+    if ops.is_basic_index(index):
+        out[index] = g
+    else:
+        np.add.at(out, index, g)
+    return out
+
+
+def _index_backward(ctx, g):
+    return (g[ops._wrap_index(ctx.index)],)
+
+
+def _index_put_forward(a, v, index):
+    out = a.copy()
+    out[index] = v
+    return out
+
+
+def _index_put(ctx, g):
+    index = ops._wrap_index(ctx.index)
+    ga = gv = None
+    if ctx.needs_input_grad[0]:
+        ga = ops.index_put(g, index, ops.zeros_like_shape(g, ()))
+    if ctx.needs_input_grad[1]:
+        gv = g[index]
+    return ga, gv
+
+
+def _cat(ctx, g):
+    grads, start = [], 0
+    for shape, _ in ctx.in_meta:
+        stop = start + shape[ctx.dim]
+        grads.append(g.narrow(ctx.dim, start, stop - start))
+        start = stop
+    return tuple(grads)
+
+
+def _stack(ctx, g):
+    return tuple(g.select(ctx.dim, i) for i in range(len(ctx.in_meta)))
+
+
+def _cat_error(exc, *tensors, dim):
+    ref = tensors[0].shape
+    for i, t in enumerate(tensors):
+        if t.ndim != len(ref):
+            return RuntimeError(
+                f"Tensors must have same number of dimensions: got {len(ref)} and {t.ndim}"
+            )
+        for d, (x, y) in enumerate(zip(ref, t.shape)):
+            if d != dim % len(ref) and x != y:
+                return RuntimeError(
+                    f"Sizes of tensors must match except in dimension {dim}. Expected size {x} "
+                    f"but got size {y} for tensor number {i} in the list."
+                )
+    return RuntimeError(str(exc))
+
+
+def _stack_error(exc, *tensors, dim):
+    for i, t in enumerate(tensors):
+        if t.shape != tensors[0].shape:
+            return RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at "
+                f"entry 0 and {list(t.shape)} at entry {i}"
+            )
+    return RuntimeError(str(exc))
+
+
+def _where_forward(c, a, b):
+    return np.where(c, a, b)
+
+
+def _where_rule(ctx, g):
+    (c,) = ctx.saved_tensors
+    ga = _where(c, g, 0.0) if ctx.needs_input_grad[1] else None
+    gb = _where(c, 0.0, g) if ctx.needs_input_grad[2] else None
+    return None, ga, gb
+
+
+def _where_error(exc, c, a, b):
+    try:
+        ops.broadcast_shapes(c.shape, a.shape, b.shape)
+    except RuntimeError as err:
+        return err
+    return RuntimeError(str(exc))
+
+
+def _masked_fill_forward(a, mask, value):
+    return np.where(mask, np.asarray(value, dtype=a.dtype), a)
+
+
+def _masked_fill(ctx, g):
+    (mask,) = ctx.saved_tensors
+    return _where(mask, 0.0, g), None
+
+
+def _gather_forward(a, index, dim):
+    # torch lets index be smaller than input in the other dims; numpy wants them to broadcast.
+    trimmed = a[tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))]
+    return np.take_along_axis(trimmed, index, axis=dim)
+
+
+def _gather(ctx, g):
+    (index,) = ctx.saved_tensors
+    shape = ctx.in_meta[0][0]
+    return ops.zeros_like_shape(g, shape).scatter_add(ctx.dim, index, g), None
+
+
+def _scatter_add_forward(a, index, src, dim):
+    out = a.copy()
+    idx = list(np.indices(index.shape, sparse=True))
+    idx[dim] = index
+    np.add.at(out, tuple(idx), src[tuple(slice(0, s) for s in index.shape)])
+    return out
+
+
+def _scatter_add(ctx, g):
+    (index,) = ctx.saved_tensors
+    gs = g.gather(ctx.dim, index) if ctx.needs_input_grad[2] else None
+    return g, None, gs
+
+
+TABLE = {
+    "add": _binary("AddBackward0", np.add, lambda ctx, g: (g, g), saves=()),
+    "sub": _binary("SubBackward0", np.subtract, lambda ctx, g: (g, -g), saves=()),
+    "mul": _binary("MulBackward0", np.multiply, _mul),
+    "div": _binary("DivBackward0", np.true_divide, _div),
+    "pow": _binary("PowBackward1", np.power, _pow, saves_output=True),
+    "maximum": _binary("MaximumBackward0", np.maximum, _maximum),
+    "minimum": _binary("MinimumBackward0", np.minimum, _minimum),
+    "matmul": Op("MmBackward0", _matmul_forward, _matmul, (0, 1), on_error=_matmul_error),
+    "pow_scalar": _unary("PowBackward0", lambda a, exponent: a ** exponent, _pow_scalar),
+    "rpow_scalar": _unary("PowBackward2", lambda a, base: base ** a, _rpow_scalar,
+                          saves_input=False, saves_output=True),
+    "neg": _unary("NegBackward0", np.negative, lambda ctx, g: (-g,), saves_input=False),
+    "exp": _unary("ExpBackward0", np.exp, lambda ctx, g: (g * ctx.result,), False, True),
+    "log": _unary("LogBackward0", np.log, lambda ctx, g: (g / _x(ctx),)),
+    "log1p": _unary("Log1PBackward0", np.log1p, lambda ctx, g: (g / (_x(ctx) + 1),)),
+    "expm1": _unary("Expm1Backward0", np.expm1, lambda ctx, g: (g * (ctx.result + 1),), False,
+                    True),
+    "sqrt": _unary("SqrtBackward0", np.sqrt, lambda ctx, g: (g / (2 * ctx.result),), False, True),
+    "rsqrt": _unary("RsqrtBackward0", lambda a: 1 / np.sqrt(a),
+                    lambda ctx, g: (-0.5 * g * ctx.result ** 3,), False, True),
+    "abs": _unary("AbsBackward0", np.abs, lambda ctx, g: (g * _x(ctx).sign(),)),
+    "sin": _unary("SinBackward0", np.sin, lambda ctx, g: (g * _x(ctx).cos(),)),
+    "cos": _unary("CosBackward0", np.cos, lambda ctx, g: (-g * _x(ctx).sin(),)),
+    "tan": _unary("TanBackward0", np.tan, lambda ctx, g: (g * (1 + ctx.result ** 2),), False,
+                  True),
+    "tanh": _unary("TanhBackward0", np.tanh, lambda ctx, g: (g * (1 - ctx.result ** 2),), False,
+                   True),
+    "sigmoid": _unary("SigmoidBackward0", _sigmoid_forward,
+                      lambda ctx, g: (g * ctx.result * (1 - ctx.result),), False, True),
+    "relu": _unary("ReluBackward0", lambda a: np.maximum(a, 0),
+                   lambda ctx, g: (g * (ctx.result > 0),), False, True),
+    "reciprocal": _unary("ReciprocalBackward0", np.reciprocal,
+                         lambda ctx, g: (-g * ctx.result * ctx.result,), False, True),
+    "clamp": _unary("ClampBackward1", _clamp_forward, _clamp),
+    "sign": _unary("SignBackward0", np.sign, lambda ctx, g: (g * 0,), False),
+    "floor": _unary("FloorBackward0", np.floor, lambda ctx, g: (g * 0,), False),
+    "ceil": _unary("CeilBackward0", np.ceil, lambda ctx, g: (g * 0,), False),
+    "round": _unary("RoundBackward0", np.round, lambda ctx, g: (g * 0,), False),
+    "trunc": _unary("TruncBackward0", np.trunc, lambda ctx, g: (g * 0,), False),
+    "softmax": _unary("SoftmaxBackward0", _softmax_forward, _softmax, False, True),
+    "log_softmax": _unary("LogSoftmaxBackward0", _log_softmax_forward, _log_softmax, False, True),
+    "logsumexp": _unary("LogsumexpBackward0", _logsumexp_forward, _logsumexp, True, True),
+    "to": _unary("ToCopyBackward0", lambda a, dtype: a.astype(dtype), _identity, False),
+    "clone": _unary("CloneBackward0", np.copy, _identity, False),
+    "sum": _unary("SumBackward1", _sum_forward, _sum, False),
+    "mean": _unary("MeanBackward1", lambda a, dim, keepdim: a.mean(axis=dim, keepdims=keepdim),
+                   _mean, False),
+    "amax": _unary("AmaxBackward0", lambda a, dim, keepdim: a.max(axis=dim, keepdims=keepdim),
+                   _extreme, True, True),
+    "amin": _unary("AminBackward0", lambda a, dim, keepdim: a.min(axis=dim, keepdims=keepdim),
+                   _extreme, True, True),
+    "max_dim": _unary("MaxBackward0", _select_forward, _select, False),
+    "min_dim": _unary("MinBackward0", _select_forward, _select, False),
+    "var": _unary("VarBackward0", _var_forward, _var),
+    "std": _unary("StdBackward0", _std_forward, _std, True, True),
+    "norm": _unary("NormBackward1", _norm_forward, _norm, True, True),
+    "reshape": Op("ViewBackward0", lambda a, shape: a.reshape(shape), _back_to_shape, view=True,
+                  on_error=_reshape_error),
+    "transpose": Op("TransposeBackward0", lambda a, dim0, dim1: a.swapaxes(dim0, dim1),
+                    lambda ctx, g: (g.transpose(ctx.dim0, ctx.dim1),), view=True),
+    "permute": Op("PermuteBackward0", lambda a, dims: a.transpose(dims),
+                  lambda ctx, g: (g.permute(*np.argsort(ctx.dims).tolist()),), view=True),
+    "expand": Op("ExpandBackward0", _expand_forward, _identity, view=True,
+                 on_error=_expand_error),
+    "squeeze": Op("SqueezeBackward0", lambda a, dim: a.squeeze(axis=dim), _back_to_shape,
+                  view=True),
+    "unsqueeze": Op("UnsqueezeBackward0", lambda a, dim: np.expand_dims(a, dim), _back_to_shape,
+                    view=True),
+    "getitem": Op("IndexBackward0", lambda a, index: a[index], _getitem, on_error=_index_error),
+    "getitem_view": Op("SliceBackward0", lambda a, index: a[index], _getitem, view=True,
+                       on_error=_index_error),
+    "index_backward": Op("IndexBackwardBackward0", _index_backward_forward, _index_backward),
+    "index_put": Op("IndexPutBackward0", _index_put_forward, _index_put, on_error=_index_error),
+    "cat": Op("CatBackward0", lambda *arrays, dim: np.concatenate(arrays, axis=dim), _cat,
+              on_error=_cat_error),
+    "stack": Op("StackBackward0", lambda *arrays, dim: np.stack(arrays, axis=dim), _stack,
+                on_error=_stack_error),
+    "where": Op("WhereBackward0", _where_forward, _where_rule, (0,), on_error=_where_error),
+    "masked_fill": Op("MaskedFillBackward0", _masked_fill_forward, _masked_fill, (1,),
+                      on_error=_where_error),
+    "gather": Op("GatherBackward0", _gather_forward, _gather, (1,)),
+    "scatter_add": Op("ScatterAddBackward0", _scatter_add_forward, _scatter_add, (1,)),
+}

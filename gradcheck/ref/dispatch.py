@@ -1,0 +1,58 @@
+"""Running one op from the derivatives table: compute forward, record a node if needed."""
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from gradcheck.ref import grad_mode
+from gradcheck.ref.graph import Node
+from gradcheck.ref.tensors import _make
+
+
+class Op(NamedTuple):
+    """One row of the derivatives table.
+
+    ``forward(*arrays, **attrs)`` computes the output array; ``backward(ctx, grad)`` returns one
+    grad (or None) per input, reading ``ctx.saved_tensors`` (the inputs listed in ``saves``),
+    ``ctx.result`` (when ``saves_output``) and the op's attributes as ``ctx.<name>``.
+    ``view`` marks outputs that alias the first input's storage (they share its version counter).
+    """
+
+    name: str
+    forward: Callable
+    backward: Callable
+    saves: tuple = ()
+    saves_output: bool = False
+    view: bool = False
+    on_error: Callable | None = None
+
+
+_generic = np.generic
+
+
+def apply(op: Op, *inputs, **attrs):
+    """Run ``op`` on Tensors ``inputs``; record a graph node when grad mode needs one."""
+    try:
+        out = op.forward(*[t._data for t in inputs], **attrs)
+    except (ValueError, IndexError) as exc:
+        if op.on_error is None:
+            raise
+        raise op.on_error(exc, *inputs, **attrs) from None
+    if isinstance(out, _generic):
+        out = np.asarray(out)
+    vc = inputs[0]._vc if op.view else None
+    if grad_mode._enabled[0]:
+        for t in inputs:
+            if t._rg:
+                break
+        else:
+            return _make(out, vc=vc)
+        node = Node(op.name, op.backward, inputs, [inputs[i] for i in op.saves])
+        if attrs:
+            node.__dict__.update(attrs)
+        result = _make(out, node, vc)
+        if op.saves_output:
+            node.save_output(result)
+        return result
+    return _make(out, vc=vc)

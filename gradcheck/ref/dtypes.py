@@ -1,0 +1,172 @@
+"""Dtypes: torch-named wrappers around numpy dtypes, plus torch's type-promotion rules."""
+from __future__ import annotations
+
+import numpy as np
+
+
+class dtype:  # noqa: N801 - named like torch.dtype
+    """A torch-style dtype such as ``float32``; wraps the numpy dtype that stores it.
+
+    >>> from gradcheck.ref import float64
+    >>> float64.is_floating_point, float64.itemsize
+    (True, 8)
+    """
+
+    __slots__ = ("name", "np", "is_floating_point", "itemsize", "_tensor_type", "_rank")
+
+    def __init__(self, name: str, np_dtype, tensor_type: str, rank: int):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.is_floating_point = self.np.kind == "f"
+        self.itemsize = self.np.itemsize
+        self._tensor_type = tensor_type
+        self._rank = rank  # promotion order within torch's categories
+
+    @property
+    def is_signed(self) -> bool:
+        return self.np.kind in "if"
+
+    @property
+    def is_complex(self) -> bool:
+        return False
+
+    def to_real(self) -> "dtype":
+        return self
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __reduce__(self):
+        return (from_name, (self.name,))
+
+
+bool_ = dtype("bool", np.bool_, "BoolTensor", 0)
+uint8 = dtype("uint8", np.uint8, "ByteTensor", 1)
+int8 = dtype("int8", np.int8, "CharTensor", 2)
+int16 = dtype("int16", np.int16, "ShortTensor", 3)
+int32 = dtype("int32", np.int32, "IntTensor", 4)
+int64 = dtype("int64", np.int64, "LongTensor", 5)
+float16 = dtype("float16", np.float16, "HalfTensor", 6)
+float32 = dtype("float32", np.float32, "FloatTensor", 7)
+float64 = dtype("float64", np.float64, "DoubleTensor", 8)
+
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+_BY_NP = {d.np: d for d in ALL}
+_BY_NAME = {d.name: d for d in ALL}
+_BY_NAME.update(
+    {"bool_": bool_, "long": int64, "int": int32, "short": int16, "half": float16,
+     "float": float32, "double": float64}
+)
+
+_default = [float32]
+
+
+def from_name(name: str) -> dtype:
+    """Look a dtype up by its torch name, e.g. ``from_name("float32")``.
+
+    >>> from_name("double")
+    torch.float64
+    """
+    return _BY_NAME[name]
+
+
+def from_numpy(np_dtype) -> dtype:
+    """The torch dtype that stores values like ``np_dtype`` (e.g. ``np.float64`` -> float64).
+
+    >>> from_numpy(np.dtype("int64"))
+    torch.int64
+    """
+    try:
+        return _BY_NP[np.dtype(np_dtype)]
+    except KeyError:
+        raise TypeError(
+            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
+            "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+        ) from None
+
+
+def as_dtype(value) -> dtype:
+    """Accept a dtype, a numpy dtype, a python type (float/int/bool) or a name."""
+    if isinstance(value, dtype):
+        return value
+    if value is float:
+        return get_default_dtype()
+    if value is int:
+        return int64
+    if value is bool:
+        return bool_
+    if isinstance(value, str):
+        return _BY_NAME[value.replace("torch.", "")]
+    return from_numpy(value)
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of new float tensors (float32 unless changed).
+
+    >>> get_default_dtype()
+    torch.float32
+    """
+    return _default[0]
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Make ``d`` (float32 or float64) the dtype of new float tensors, as ``torch.set_default_dtype``.
+
+    >>> set_default_dtype(float64); set_default_dtype(float32)
+    """
+    d = as_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default[0] = d
+
+
+def _category(d: dtype) -> int:
+    return 2 if d.is_floating_point else (0 if d is bool_ else 1)
+
+
+def _scalar_dtype(value) -> dtype:
+    if isinstance(value, (bool, np.bool_)):
+        return bool_
+    if isinstance(value, (int, np.integer)):
+        return int64
+    return get_default_dtype()
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """torch.promote_types: the smallest dtype that holds both.
+
+    >>> promote_types(int64, float32)
+    torch.float32
+    """
+    if a is b:
+        return a
+    if a.is_floating_point != b.is_floating_point:
+        return a if a.is_floating_point else b
+    if a is bool_ or b is bool_:
+        return b if a is bool_ else a
+    if {a, b} == {uint8, int8}:
+        return int16
+    return a if a._rank >= b._rank else b
+
+
+def result_type(*operands) -> dtype:
+    """torch.result_type over tensors and python scalars.
+
+    Dimensioned tensors outrank 0-d tensors, which outrank python scalars; a lower-priority
+    operand only matters when it is of a higher category (bool < int < float).
+
+    >>> result_type(1.5, 2)
+    torch.float32
+    """
+    best = [None, None, None]  # per priority: dimensioned tensors, 0-d tensors, scalars
+    for op in operands:
+        if hasattr(op, "_data"):
+            d, slot = op.dtype, (0 if op._data.ndim else 1)
+        else:
+            d, slot = _scalar_dtype(op), 2
+        best[slot] = d if best[slot] is None else promote_types(best[slot], d)
+    result = None
+    for d in best:  # highest priority first
+        if d is not None and (result is None or _category(d) > _category(result)):
+            result = d
+    return result

@@ -1,0 +1,95 @@
+"""``repr`` of tensors in torch's format (exact for small tensors, summarised for big ones)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gradcheck.ref import dtypes as dt
+
+_INDENT = len("tensor(")
+_EDGE = 3  # elements kept at each end of a summarised dimension
+_THRESHOLD = 1000
+
+
+def _float_formatter(values: np.ndarray):
+    finite = values[np.isfinite(values)]
+    nonzero = np.abs(finite[finite != 0]).astype(np.float64)
+    int_mode = bool(np.all(finite == np.ceil(finite)))
+    sci = False
+    if nonzero.size:
+        hi, lo = float(nonzero.max()), float(nonzero.min())
+        sci = hi / lo > 1000.0 or hi > 1.0e8 or (not int_mode and lo < 1.0e-4)
+
+    def fmt(v: float) -> str:
+        if not math.isfinite(v):
+            return str(v)
+        if sci:
+            return f"{v:.4e}"
+        return f"{v:.0f}." if int_mode else f"{v:.4f}"
+
+    return fmt
+
+
+def _scalar_formatter(array: np.ndarray):
+    if array.dtype.kind == "f":
+        fmt = _float_formatter(array.astype(np.float64).ravel())
+    elif array.dtype.kind == "b":
+        fmt = str
+    else:
+        fmt = lambda v: str(int(v))  # noqa: E731
+    width = max((len(fmt(v)) for v in _sample(array).ravel().tolist()), default=0)
+    return lambda v: fmt(v).rjust(width)
+
+
+def _sample(array: np.ndarray) -> np.ndarray:
+    """The elements that will be printed (only the edges when summarising)."""
+    if array.size <= _THRESHOLD:
+        return array
+    for axis in range(array.ndim):
+        if array.shape[axis] > 2 * _EDGE:
+            idx = list(range(_EDGE)) + list(range(array.shape[axis] - _EDGE, array.shape[axis]))
+            array = np.take(array, idx, axis=axis)
+    return array
+
+
+def _format(array: np.ndarray, fmt, indent: int, summarise: bool) -> str:
+    if array.ndim == 0:
+        return fmt(array.item())
+    size = array.shape[0]
+    if summarise and size > 2 * _EDGE:
+        index = list(range(_EDGE)) + [None] + list(range(size - _EDGE, size))
+    else:
+        index = list(range(size))
+    if array.ndim == 1:
+        parts = ["..." if i is None else fmt(array[i].item()) for i in index]
+        return "[" + ", ".join(parts) + "]"
+    parts = ["..." if i is None else _format(array[i], fmt, indent + 1, summarise) for i in index]
+    sep = "," + "\n" * (array.ndim - 1) + " " * (indent + 1)
+    return "[" + sep.join(parts) + "]"
+
+
+def tensor_repr(t) -> str:
+    """torch's repr, e.g. ``tensor([1., 2.], requires_grad=True)``.
+
+    >>> from gradcheck.ref import tensor
+    >>> tensor([1.5, 2.0])
+    tensor([1.5000, 2.0000])
+    """
+    array = t._data if t.device.type == "cpu" else t._data.get()
+    suffix = []
+    if array.size == 0:
+        body = "[]"
+        if array.shape != (0,):
+            suffix.append(f"size={tuple(array.shape)}")
+    else:
+        body = _format(array, _scalar_formatter(array), _INDENT, array.size > _THRESHOLD)
+    if t.device.type != "cpu":
+        suffix.append(f"device='{t.device.type}:{t.device.index or 0}'")
+    if t.dtype not in (dt.get_default_dtype(), dt.int64, dt.bool_):
+        suffix.append(f"dtype={t.dtype!r}")
+    if t.grad_fn is not None:
+        suffix.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        suffix.append("requires_grad=True")
+    return "tensor(" + ", ".join([body] + suffix) + ")"

@@ -1,0 +1,99 @@
+"""The global grad-mode switch: no_grad, enable_grad, set_grad_enabled (contexts and decorators)."""
+from __future__ import annotations
+
+import functools
+
+# A one-element list so that every module reads the same switch without a global statement.
+_enabled = [True]
+
+
+def is_grad_enabled() -> bool:
+    """True when new operations record a graph.
+
+    >>> is_grad_enabled()
+    True
+    """
+    return _enabled[0]
+
+
+class _GradMode:
+    """Base for the grad-mode context managers; each one is also a decorator."""
+
+    _target = True
+
+    def __enter__(self):
+        self._prev = _enabled[0]
+        _enabled[0] = self._target
+        return self
+
+    def __exit__(self, *exc):
+        _enabled[0] = self._prev
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__():
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class no_grad(_GradMode):  # noqa: N801 - torch name
+    """Run without recording a graph, e.g. ``with no_grad(): w -= lr * w.grad``.
+
+    >>> from gradcheck.ref import tensor
+    >>> x = tensor([1.0], requires_grad=True)
+    >>> with no_grad():
+    ...     (x * 2).requires_grad
+    False
+    """
+
+    _target = False
+
+
+class enable_grad(_GradMode):  # noqa: N801 - torch name
+    """Record a graph again inside a ``no_grad`` block.
+
+    >>> with no_grad():
+    ...     with enable_grad():
+    ...         is_grad_enabled()
+    True
+    """
+
+    _target = True
+
+
+class set_grad_enabled(_GradMode):  # noqa: N801 - torch name
+    """Switch grad mode on or off; works as a call, a context manager or a decorator.
+
+    >>> with set_grad_enabled(False):
+    ...     is_grad_enabled()
+    False
+    """
+
+    def __init__(self, mode: bool):
+        self._target = bool(mode)
+        self._prev = _enabled[0]
+        _enabled[0] = self._target  # torch applies the mode at construction time
+
+    def __enter__(self):
+        return self
+
+    def __call__(self, fn):
+        _enabled[0] = self._prev
+        target = self._target
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with set_grad_enabled(target):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class inference_mode(no_grad):  # noqa: N801 - torch name
+    """Like ``no_grad`` (the engine has no separate inference tensors)."""
+
+    def __init__(self, mode: bool = True):
+        self._target = not mode

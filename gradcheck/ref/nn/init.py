@@ -1,0 +1,133 @@
+"""`nn.init`: in-place initialisers, with torch's fan and gain conventions.
+
+All of them run under `no_grad`, so they may be applied to parameters that require grad.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from gradcheck import ref as torch
+
+Tensor = Any
+
+_LINEAR_GAINS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+                 "conv_transpose2d", "conv_transpose3d", "sigmoid")
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """The recommended gain for a nonlinearity (torch's table).
+
+    Example:
+        >>> round(calculate_gain("relu"), 4)
+        1.4142
+    """
+    if nonlinearity in _LINEAR_GAINS:
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else param
+        if isinstance(slope, bool) or not isinstance(slope, (int, float)):
+            raise ValueError(f"negative_slope {slope} not a valid number")
+        return math.sqrt(2.0 / (1 + slope**2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}; use one of linear, sigmoid, "
+                     "tanh, relu, leaky_relu, selu")
+
+
+def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+    if tensor.dim() < 2:
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
+                         f"dimensions (got shape {tuple(tensor.shape)})")
+    receptive_field = math.prod(tensor.shape[2:]) if tensor.dim() > 2 else 1
+    return tensor.shape[1] * receptive_field, tensor.shape[0] * receptive_field
+
+
+def _fan(tensor: Tensor, mode: str) -> int:
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
+    """Fill with U(a, b). Example: `uniform_(torch.empty(3), -1, 1)`."""
+    with torch.no_grad():
+        return tensor.uniform_(a, b, generator=generator)
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
+    """Fill with N(mean, std^2). Example: `normal_(torch.empty(3))`."""
+    with torch.no_grad():
+        return tensor.normal_(mean, std, generator=generator)
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill with `val`.
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> constant_(torch.empty(2), 3.0).tolist()
+        [3.0, 3.0]
+    """
+    with torch.no_grad():
+        return tensor.fill_(val)
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    """Fill with 0. Example: `zeros_(torch.empty(2)).tolist() == [0.0, 0.0]`."""
+    return constant_(tensor, 0.0)
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    """Fill with 1. Example: `ones_(torch.empty(2)).tolist() == [1.0, 1.0]`."""
+    return constant_(tensor, 1.0)
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
+    """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio).
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> bool(xavier_uniform_(torch.empty(3, 5)).abs().max() <= 0.8661)
+        True
+    """
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    bound = gain * math.sqrt(6.0 / float(fan_in + fan_out))
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
+    """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return normal_(tensor, 0.0, std, generator)
+
+
+def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
+                     nonlinearity: str = "leaky_relu", generator: Any = None) -> Tensor:
+    """U(-b, b) with b = gain * sqrt(3 / fan) (He et al.); Linear's default uses a=sqrt(5).
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> bool(kaiming_uniform_(torch.empty(4, 9), a=5 ** 0.5).abs().max() <= 1 / 3)
+        True
+    """
+    if 0 in tuple(tensor.shape):
+        return tensor
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
+                    nonlinearity: str = "leaky_relu", generator: Any = None) -> Tensor:
+    """N(0, std^2) with std = gain / sqrt(fan)."""
+    if 0 in tuple(tensor.shape):
+        return tensor
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    return normal_(tensor, 0.0, std, generator)

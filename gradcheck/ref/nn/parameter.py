@@ -1,0 +1,35 @@
+"""`Parameter`: a leaf Tensor that a `Module` registers as trainable when assigned to it."""
+from __future__ import annotations
+
+from typing import Any
+
+from gradcheck import ref as torch
+
+
+class Parameter(torch.Tensor):
+    """A Tensor subclass sharing `data`'s storage, with `requires_grad=True` by default.
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> p = Parameter(torch.tensor([1.0]))
+        >>> p.requires_grad, p.is_leaf
+        (True, True)
+    """
+
+    def __new__(cls, data: Any = None, requires_grad: bool = True) -> "Parameter":
+        if data is None:
+            data = torch.empty(0)
+        if not isinstance(data, torch.Tensor):
+            raise TypeError(f"Parameter expects a Tensor as data, got {type(data).__name__}; "
+                            "wrap it with torch.tensor(...)")
+        return torch.Tensor._make_subclass(cls, data.detach(), requires_grad)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __reduce_ex__(self, protocol: int) -> tuple:
+        return (_rebuild_parameter, (self.detach().numpy().copy(), self.requires_grad))
+
+
+def _rebuild_parameter(array: Any, requires_grad: bool) -> Parameter:
+    return Parameter(torch.from_numpy(array), requires_grad)

@@ -1,0 +1,230 @@
+"""`Optimizer`: parameter groups, per-parameter state, step hooks and checkpoints.
+
+Subclasses implement `step` as a plain loop over `param_groups`, in the style of torch's
+single-tensor ("for-loop") implementations, so each update formula can be read in one screen.
+"""
+from __future__ import annotations
+
+import copy
+import functools
+import itertools
+from collections import OrderedDict, defaultdict
+from typing import Any, Callable, Iterable
+
+from gradcheck import ref as torch
+
+StepHook = Callable[["Optimizer", tuple, dict], Any]
+
+
+class _Required:
+    """Sentinel for a hyper-parameter that has no default (torch's `required`)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _Required()
+
+
+class RemovableHandle:
+    """Handle returned by hook registration; `remove()` unregisters the hook."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks: dict) -> None:
+        self._hooks = hooks
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self) -> "RemovableHandle":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+def _hooked_step(step: Callable) -> Callable:
+    """Wrap a subclass's `step` so step hooks run around it, as torch does.
+
+    As in torch, the hooks' `args` include the optimizer itself as `args[0]`.
+    """
+
+    @functools.wraps(step)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        self = args[0]
+        for hook in list(self._optimizer_step_pre_hooks.values()):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(
+                        f"optimizer step pre-hook {hook!r} returned {result!r}; it must return "
+                        "None or a new (args, kwargs) tuple"
+                    )
+                args, kwargs = result
+        out = step(*args, **kwargs)
+        self._opt_called = True  # lets LR schedulers warn when stepped before the optimizer
+        for hook in list(self._optimizer_step_post_hooks.values()):
+            hook(self, args, kwargs)
+        return out
+
+    wrapper._hooked = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+class Optimizer:
+    """Base class: holds `param_groups`, `state` and `defaults`; subclasses implement `step`.
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> w = torch.nn.Parameter(torch.ones(2))
+        >>> opt = torch.optim.SGD([w], lr=0.1)
+        >>> (w * w).sum().backward(); opt.step(); opt.zero_grad()
+        >>> w.grad is None
+        True
+    """
+
+    def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        self.state: defaultdict = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        self._optimizer_step_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_step_post_hooks: OrderedDict = OrderedDict()
+        self._opt_called = False
+        if isinstance(params, torch.Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or "
+                f"dicts, but got {type(params).__name__}; wrap it in a list: [param]"
+            )
+        param_groups = list(params)
+        if not param_groups:
+            raise ValueError("optimizer got an empty parameter list; pass model.parameters()")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__ and not getattr(cls.__dict__["step"], "_hooked", False):
+            cls.step = _hooked_step(cls.__dict__["step"])
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {key}: {group[key]}" for key in sorted(group) if key != "params"]
+        return "\n".join(lines) + "\n)"
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters with its own hyper-parameters (missing ones use defaults)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        params = param_group["params"]
+        params = [params] if isinstance(params, torch.Tensor) else list(params)
+        for p in params:
+            if not isinstance(p, torch.Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is "
+                                f"{type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor; optimize the leaf it was "
+                                 "computed from, or call .detach().requires_grad_() on it")
+        group = dict(param_group, params=params)
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError(f"parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
+            group.setdefault(name, default)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset gradients: to None by default, or to zero tensors with `set_to_none=False`."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    if p.grad.grad_fn is not None:
+                        p.grad = p.grad.detach()
+                    else:
+                        p.grad.requires_grad_(False)
+                    p.grad.zero_()
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Update the parameters once; subclasses override this."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _evaluate(closure: Callable[[], Any] | None) -> Any:
+        """Run the closure with grad mode on (steps themselves run under no_grad)."""
+        if closure is None:
+            return None
+        with torch.enable_grad():
+            return closure()
+
+    def register_step_pre_hook(self, hook: StepHook) -> RemovableHandle:
+        """Call `hook(optimizer, args, kwargs)` before each `step`; it may return new
+        `(args, kwargs)`."""
+        handle = RemovableHandle(self._optimizer_step_pre_hooks)
+        self._optimizer_step_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_step_post_hook(self, hook: StepHook) -> RemovableHandle:
+        """Call `hook(optimizer, args, kwargs)` after each `step`."""
+        handle = RemovableHandle(self._optimizer_step_post_hooks)
+        self._optimizer_step_post_hooks[handle.id] = hook
+        return handle
+
+    def state_dict(self) -> dict[str, Any]:
+        """Return `{"state": ..., "param_groups": ...}` with parameters replaced by indices."""
+        index_of: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for p in group["params"]:
+                index_of.setdefault(id(p), len(index_of))
+            packed["params"] = [index_of[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {index_of[id(p)]: s for p, s in self.state.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore state saved by `state_dict`; tensors are copied and cast to each parameter."""
+        state_dict = copy.deepcopy(state_dict)
+        saved_groups = state_dict["param_groups"]
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(f"loaded state dict has {len(saved_groups)} parameter groups, but "
+                             f"the optimizer has {len(self.param_groups)}")
+        for mine, saved in zip(self.param_groups, saved_groups):
+            if len(mine["params"]) != len(saved["params"]):
+                raise ValueError("loaded state dict contains a parameter group that doesn't "
+                                 "match the size of the optimizer's group")
+        param_of = {
+            index: p
+            for mine, saved in zip(self.param_groups, saved_groups)
+            for index, p in zip(saved["params"], mine["params"])
+        }
+        self.state = defaultdict(dict)
+        for index, values in state_dict["state"].items():
+            if index in param_of:
+                p = param_of[index]
+                self.state[p] = {k: _cast_like(p, k, v) for k, v in values.items()}
+        self.param_groups = [
+            dict(saved, params=mine["params"])
+            for mine, saved in zip(self.param_groups, saved_groups)
+        ]
+
+
+def _cast_like(param: Any, key: str, value: Any) -> Any:
+    # NOTE: "step" stays in its own dtype, as torch does, so bias corrections stay exact.
+    if isinstance(value, torch.Tensor) and key != "step" and value.dtype.is_floating_point:
+        return value.to(dtype=param.dtype, device=param.device)
+    if isinstance(value, list):
+        return [_cast_like(param, key, v) for v in value]
+    return value

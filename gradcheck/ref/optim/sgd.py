@@ -1,0 +1,61 @@
+"""Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from gradcheck import ref as torch
+from gradcheck.ref.optim.optimizer import Optimizer, required
+
+
+class SGD(Optimizer):
+    """torch.optim.SGD: `p -= lr * g` where g folds in weight decay and momentum.
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> w = torch.nn.Parameter(torch.tensor([1.0]))
+        >>> opt = torch.optim.SGD([w], lr=0.5)
+        >>> (2 * w).sum().backward(); _ = opt.step()
+        >>> w.tolist()
+        [0.0]
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
+                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
+                 *, maximize: bool = False) -> None:
+        if lr is not required and lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}; it must be >= 0")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}; it must be >= 0")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}; it must be >= 0")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)
+        super().__init__(params, defaults)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Perform one update; a parameter whose `.grad` is None is skipped."""
+        loss = self._evaluate(closure)
+        with torch.no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        self._update(p, group)
+        return loss
+
+    def _update(self, p: Any, group: dict[str, Any]) -> None:
+        grad = -p.grad if group["maximize"] else p.grad
+        if group["weight_decay"] != 0:
+            grad = grad.add(p, alpha=group["weight_decay"])
+        momentum = group["momentum"]
+        if momentum != 0:
+            state = self.state[p]
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                # NOTE: the first step copies the gradient without dampening, as torch does.
+                buf = state["momentum_buffer"] = grad.detach().clone()
+            else:
+                buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
+            grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
+        p.add_(grad, alpha=-group["lr"])

@@ -1,0 +1,237 @@
+"""``guard``: cheap always-on accumulation checks inside a real training loop.
+
+The guard counts, per parameter, the backward passes accumulated into ``.grad`` since it was last
+reset, using a tensor hook on each parameter (it runs before accumulation, so it sees a ``None``
+gradient, or for torch an in-place change since the last pass, as a reset). ``optimizer.zero_grad``
+is wrapped on the instance to see resets through the optimizer, and step pre/post hooks judge
+each ``step()``:
+
+- no backward pass since the last reset -> the gradients were wiped (or never computed);
+- more passes than ``accumulation_steps`` -> stale gradients from earlier batches;
+- with ``accumulation_steps > 1``, a reset that throws away passes no ``step()`` used yet ->
+  broken (discarded) accumulation.
+
+Limits: a reset that bypasses the optimizer (``model.zero_grad()``, ``p.grad = None``) is seen
+when the next backward pass or ``step()`` runs, not when it happens; on the reference engine an
+in-place zeroing that bypasses the optimizer is not seen; an unscaled loss is invisible to counts
+(use ``check_training_step`` with a ``loss_fn``).
+
+>>> import torch  # doctest: +SKIP
+>>> opt = guard(torch.optim.SGD(torch.nn.Linear(2, 1).parameters(), lr=0.1))  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from gradcheck.runtime import adapter
+
+ACTIONS = ("raise", "warn")
+
+
+class GradGuardError(RuntimeError):
+    """A ``step()`` or ``zero_grad()`` that breaks gradient accumulation (``action="raise"``)."""
+
+
+class GradGuardWarning(UserWarning):
+    """The same finding as ``GradGuardError``, issued with ``action="warn"``."""
+
+
+class GradGuard:
+    """Hooks on one optimizer; a context manager, and a stand-in for the optimizer itself.
+
+    Attribute access is forwarded, so ``opt = guard(opt)`` keeps ``opt.step()``,
+    ``opt.zero_grad()`` and ``opt.param_groups`` working (and ``isinstance`` checks still see the
+    optimizer's class). Leaving the ``with`` block, or ``remove()``, takes every hook off.
+    """
+
+    def __init__(self, optimizer: Any, accumulation_steps: int, action: str, name: str) -> None:
+        object.__setattr__(self, "_optimizer", optimizer)
+        object.__setattr__(self, "_state", _GuardState(optimizer, accumulation_steps, action, name))
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # lets isinstance(opt, torch.optim.Optimizer) hold
+        return type(self._optimizer)
+
+    @property
+    def findings(self) -> list[str]:
+        """Every message issued so far (also kept with ``action="warn"``)."""
+        return self._state.findings
+
+    def remove(self) -> None:
+        """Take every hook off the optimizer and its parameters."""
+        self._state.remove()
+
+    def __enter__(self) -> GradGuard:  # noqa: PYI034 - the proxy reports the optimizer's class
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.remove()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._optimizer, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._optimizer, name, value)
+
+    def __repr__(self) -> str:
+        return f"guard({self._optimizer!r})"
+
+
+def guard(
+    optimizer: Any, *, accumulation_steps: int = 1, action: str = "raise", name: str | None = None
+) -> GradGuard:
+    """Watch ``optimizer`` for steps on wiped or stale gradients and for discarded accumulation.
+
+    Use it as ``with guard(opt): ...`` or keep the returned stand-in: ``opt = guard(opt)``.
+
+    >>> import torch  # doctest: +SKIP
+    >>> model = torch.nn.Linear(2, 1)  # doctest: +SKIP
+    >>> opt = guard(torch.optim.SGD(model.parameters(), lr=0.1))  # doctest: +SKIP
+    >>> opt.step()  # no backward yet  # doctest: +SKIP
+    Traceback (most recent call last):
+    gradcheck.runtime.guard.GradGuardError: SGD.step() ran with no backward() ...
+    """
+    if isinstance(optimizer, GradGuard):
+        raise TypeError("this optimizer is already guarded; call guard() once per optimizer")
+    if action not in ACTIONS:
+        raise ValueError(f"action must be one of {ACTIONS}, got {action!r}")
+    if not isinstance(accumulation_steps, int) or accumulation_steps < 1:
+        raise ValueError(f"accumulation_steps must be a positive int, got {accumulation_steps!r}")
+    return GradGuard(optimizer, accumulation_steps, action, name or type(optimizer).__name__)
+
+
+class _GuardState:
+    """The counters and hooks behind one ``GradGuard``."""
+
+    def __init__(self, optimizer: Any, k: int, action: str, name: str) -> None:
+        self.optimizer = optimizer
+        self.k = k
+        self.action = action
+        self.name = name
+        self.params = adapter.optimizer_parameters(optimizer)
+        self.passes = [0] * len(self.params)  # since the last reset
+        self.unused = [0] * len(self.params)  # since the last step()
+        self.versions: list[int | None] = [None] * len(self.params)
+        self.by_size = sorted(range(len(self.params)), key=lambda i: _numel(self.params[i]))
+        self.findings: list[str] = []
+        self.in_closure_step = False
+        self.handles = [p.register_hook(self._hook(i)) for i, p in enumerate(self.params)]
+        self.handles += adapter.add_step_hooks(optimizer, self._before_step, self._after_step)
+        self.original_zero_grad = optimizer.__dict__.get("zero_grad")
+        bound = optimizer.zero_grad
+
+        def zero_grad(*args: Any, **kwargs: Any) -> Any:
+            self._on_reset("zero_grad()")
+            return bound(*args, **kwargs)
+
+        optimizer.zero_grad = zero_grad
+
+    def _hook(self, index: int) -> Callable[[Any], None]:
+        param = self.params[index]
+        passes, unused, versions = self.passes, self.unused, self.versions
+
+        def count(grad: Any) -> None:
+            old = param.grad
+            version = getattr(old, "_version", None)
+            if old is None or (version is not None and version != versions[index]):
+                if old is None and unused[index] and self.k > 1 and not self.in_closure_step:
+                    self._report_discard(unused[index], "a gradient reset outside the optimizer")
+                passes[index] = 0
+            passes[index] += 1
+            unused[index] += 1
+            # NOTE: torch accumulates in place, adding exactly one to the version counter; any
+            # other in-place write (zero_, a scaler's unscale_) shows up as a different number.
+            versions[index] = 0 if old is None else (version + 1 if version is not None else None)
+
+        return count
+
+    def _on_reset(self, how: str) -> None:
+        if self.k > 1 and max(self.unused, default=0) and not self.in_closure_step:
+            self._report_discard(max(self.unused), how)
+        for i in range(len(self.passes)):
+            self.passes[i] = 0
+            self.unused[i] = 0
+
+    def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        # torch passes (optimizer, closure) as args; any callable there is the closure
+        if callable(kwargs.get("closure")) or any(callable(a) for a in args):
+            self.in_closure_step = True  # the closure computes the gradients: judge afterwards
+            return
+        self._judge_step()
+
+    def _after_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        if self.in_closure_step:
+            self.in_closure_step = False
+            self._judge_step()  # the closure's last evaluation left the gradients step() used
+        for i in range(len(self.unused)):
+            self.unused[i] = 0
+
+    def _judge_step(self) -> None:
+        passes = max(self.passes, default=0)
+        if passes == 0:
+            self._issue(
+                f"{self.name}.step() ran with no backward() since the last zero_grad() "
+                "(0 backward passes), so it updates with wiped or missing gradients. Move "
+                "zero_grad() so it runs before loss.backward() (or after step()), never between "
+                "backward() and step()."
+            )
+        elif passes > self.k:
+            self._issue(
+                f"{self.name}.step() ran on gradients accumulated over {passes} backward passes "
+                f"since the last zero_grad(), but accumulation_steps={self.k}: the update "
+                "includes stale gradients of earlier batches. Call zero_grad() once per update, "
+                "right after step()."
+            )
+        elif self._wiped_behind_the_optimizer():
+            self._issue(
+                f"{self.name}.step() found every gradient None or zero although {passes} "
+                "backward pass(es) ran: something reset them behind the optimizer (e.g. "
+                "model.zero_grad() or p.grad = None) between backward() and step(). Move that "
+                "reset before backward() or after step()."
+            )
+
+    def _wiped_behind_the_optimizer(self) -> bool:
+        """All gradients None or zero. Cheap in the usual case: one version-counter read."""
+        smallest = self.by_size[0]
+        grad = self.params[smallest].grad
+        if grad is not None:
+            version = getattr(grad, "_version", None)
+            if version is not None and version == self.versions[smallest]:
+                return False  # untouched since its last accumulation, so not wiped
+        grads = [self.params[i].grad for i in self.by_size]
+        return all(g is None for g in grads) or _all_zero(grads)
+
+    def _report_discard(self, unused: int, how: str) -> None:
+        self._issue(
+            f"{how} on {self.name} discarded gradients of {unused} backward pass(es) that no "
+            f"step() used, with accumulation_steps={self.k}: the accumulation is broken and each "
+            "update sees only the last micro-batch. Call zero_grad() only after step()."
+        )
+
+    def _issue(self, message: str) -> None:
+        self.findings.append(message)
+        if self.action == "raise":
+            raise GradGuardError(message)
+        warnings.warn(GradGuardWarning(message), stacklevel=4)
+
+    def remove(self) -> None:
+        adapter.remove_handles(self.handles)
+        if "zero_grad" in self.optimizer.__dict__:
+            del self.optimizer.zero_grad
+        if self.original_zero_grad is not None:
+            self.optimizer.zero_grad = self.original_zero_grad
+
+
+def _all_zero(grads: list[Any]) -> bool:
+    """All present gradients are zero; pass the smallest first so the usual answer is cheap."""
+    present = [g for g in grads if g is not None]
+    if not present or not adapter.is_all_zero(present[0]):
+        return False
+    return all(adapter.is_all_zero(g) for g in present[1:])
+
+
+def _numel(tensor: Any) -> int:
+    size = getattr(tensor, "numel", None)
+    return int(size()) if callable(size) else int(getattr(tensor, "size", 0))

@@ -1,0 +1,88 @@
+"""What every rule module provides: codes, docs, examples, and a helper to build Findings."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import ClassVar
+
+from lint_rules.events import dotted
+from lint_rules.finding import Edit, Finding, Fix
+
+
+@dataclass(frozen=True)
+class Valid:
+    """A program the rule must stay silent on."""
+
+    code: str
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """A program the rule must flag on exactly ``expected_lines``.
+
+    ``expected_fixed`` is the source after applying every fix of this rule (None: no fix).
+    """
+
+    code: str
+    expected_lines: tuple[int, ...]
+    expected_fixed: str | None = None
+
+
+class Rule:
+    """Base class: subclasses set the class attributes and implement ``check``."""
+
+    CODE: ClassVar[str] = ""
+    NAME: ClassVar[str] = ""
+    MESSAGE: ClassVar[str] = ""
+    SEVERITY: ClassVar[str] = "error"
+    FIX_SAFETY: ClassVar[str] = "none"  # "safe", "unsafe", "mixed" or "none"
+    VALID: ClassVar[list[Valid]] = []
+    INVALID: ClassVar[list[Invalid]] = []
+
+    @classmethod
+    def check(cls, analysis) -> list[Finding]:
+        """Findings of this rule for one analysed module."""
+        raise NotImplementedError
+
+    @classmethod
+    def finding(
+        cls,
+        analysis,
+        node: ast.AST,
+        message: str,
+        edits: tuple[Edit, ...] | None = None,
+        *,
+        safe: bool = True,
+        description: str = "",
+    ) -> Finding:
+        """A Finding spanning ``node``, with a fix when ``edits`` is given."""
+        line, column = analysis.text.start(node)
+        end_line, end_column = analysis.text.end(node)
+        fix = Fix(description or cls.MESSAGE, tuple(edits), safe) if edits else None
+        return Finding(line, column, cls.CODE, cls.NAME, message, end_line, end_column,
+                       cls.SEVERITY, fix)
+
+
+def short(text: str) -> str:
+    """First line of a code snippet, for messages: ``for p in model.parameters()``."""
+    first = text.strip().splitlines()[0] if text.strip() else text
+    return first.rstrip(":").strip()
+
+
+def is_sole_statement(analysis, stmt: ast.stmt) -> bool:
+    """Whether ``stmt`` is the only statement of its block (removing it needs a ``pass``)."""
+    parent = analysis.index.parents.get(id(stmt))
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(parent, name, None)
+        if isinstance(block, list) and any(s is stmt for s in block):
+            return len(block) == 1
+    return False
+
+
+def optimizer_text(analysis, step) -> str:
+    """How the code spells the stepped optimizer: ``opt`` in ``opt.step()`` or ``scaler.step(opt)``."""
+    call = step.node
+    receiver = call.func.value
+    if analysis.index.is_optimizer(dotted(receiver) or "") or not call.args:
+        return analysis.text.segment(receiver)
+    return analysis.text.segment(call.args[0])

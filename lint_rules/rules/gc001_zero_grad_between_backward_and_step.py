@@ -1,0 +1,245 @@
+"""GC001 zero-grad-between-backward-and-step."""
+from __future__ import annotations
+
+import ast
+
+from lint_rules import fixes
+from lint_rules.rules.base import Invalid, Rule, Valid, is_sole_statement, optimizer_text, short
+
+
+class ZeroGradBetweenBackwardAndStep(Rule):
+    """## What it does
+    Flags a gradient reset (`optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None`, a loop
+    zeroing every parameter) that runs after a `backward()` whose gradients a later `step()` was
+    meant to apply. Beyond the textbook `backward(); zero_grad(); step()`, it follows loops: a
+    reset on every micro-batch while `step()` runs only every k-th iteration, a `model.zero_grad()`
+    inside `with accelerator.accumulate(model):` (accelerate gates the optimizer's methods, not
+    the model's), and Lightning manual optimisation that resets in `training_step` but steps
+    every k calls.
+
+    ## Why is this bad?
+    The step sees only the gradients of the last backward pass (or none at all). Gradient
+    accumulation silently degrades into a small-batch update with a mis-scaled loss, or the
+    model does not learn at all. Nothing crashes, so the bug survives until someone wonders
+    why the loss curve looks wrong.
+
+    ## Known problems
+    Receivers are recognised by name and by their constructors in the same file; an optimizer
+    built elsewhere and named `net_params` is not recognised, and the rule then stays silent.
+    Conditions are compared by their text, so `if step % k == 0` and `if is_update_step`
+    are treated as unrelated.
+
+    ## Example
+    ```python
+    for i, (x, y) in enumerate(loader):
+        optimizer.zero_grad()
+        loss = criterion(model(x), y) / accum_steps
+        loss.backward()
+        if (i + 1) % accum_steps == 0:
+            optimizer.step()
+    ```
+
+    ## Use instead
+    ```python
+    for i, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y) / accum_steps
+        loss.backward()
+        if (i + 1) % accum_steps == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+    ```
+
+    ## Fix safety
+    The fix moves the reset to just after the step. For the straight-line form this is safe:
+    the step then applies the gradients the code just computed. For loop-carried forms it is
+    unsafe: the update now sums k micro-batches, so the effective batch size changes and the
+    learning rate or the loss scaling may need review.
+    """
+
+    CODE = "GC001"
+    NAME = "zero-grad-between-backward-and-step"
+    MESSAGE = "zeroing discards gradients that a later step() was meant to apply"
+    FIX_SAFETY = "mixed"
+
+    VALID = [
+        Valid(
+            "for x, y in loader:\n"
+            "    optimizer.zero_grad()\n"
+            "    loss = criterion(model(x), y)\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+        ),
+        Valid(
+            "for i, (x, y) in enumerate(loader):\n"
+            "    loss = criterion(model(x), y) / accum\n"
+            "    loss.backward()\n"
+            "    if (i + 1) % accum == 0:\n"
+            "        optimizer.step()\n"
+            "        optimizer.zero_grad()\n"
+        ),
+        Valid(
+            "for x, y in loader:\n"
+            "    with accelerator.accumulate(model):\n"
+            "        loss = criterion(model(x), y)\n"
+            "        accelerator.backward(loss)\n"
+            "        optimizer.step()\n"
+            "        optimizer.zero_grad()\n"
+        ),
+        Valid(
+            "for real in loader:\n"
+            "    opt_d.zero_grad()\n"
+            "    loss_d = d_loss(netD, netG, real)\n"
+            "    loss_d.backward()\n"
+            "    opt_d.step()\n"
+            "    opt_g.zero_grad()\n"
+            "    loss_g = g_loss(netD, netG)\n"
+            "    loss_g.backward()\n"
+            "    opt_g.step()\n"
+        ),
+        Valid(
+            "for x, y in loader:\n"
+            "    try:\n"
+            "        loss = criterion(model(x), y)\n"
+            "        loss.backward()\n"
+            "    except RuntimeError:\n"
+            "        optimizer.zero_grad()  # drop the batch that ran out of memory\n"
+            "        continue\n"
+            "    optimizer.step()\n"
+            "    optimizer.zero_grad()\n"
+        ),
+        Valid(
+            "for i, x in enumerate(loader):\n"
+            "    loss = model(x)\n"
+            "    loss.backward()\n"
+            "    if i % k == 0:\n"
+            "        optimizer.step()\n"
+            "    if i % k == 0:\n"
+            "        optimizer.zero_grad()\n"
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            "loss = criterion(model(x), y)\n"
+            "loss.backward()\n"
+            "optimizer.zero_grad()\n"
+            "optimizer.step()\n",
+            (3,),
+            "loss = criterion(model(x), y)\n"
+            "loss.backward()\n"
+            "optimizer.step()\n"
+            "optimizer.zero_grad()\n",
+        ),
+        Invalid(
+            "for i, (x, y) in enumerate(loader):\n"
+            "    optimizer.zero_grad()\n"
+            "    loss = criterion(model(x), y) / accum\n"
+            "    loss.backward()\n"
+            "    if (i + 1) % accum == 0:\n"
+            "        optimizer.step()\n",
+            (2,),
+            "for i, (x, y) in enumerate(loader):\n"
+            "    loss = criterion(model(x), y) / accum\n"
+            "    loss.backward()\n"
+            "    if (i + 1) % accum == 0:\n"
+            "        optimizer.step()\n"
+            "        optimizer.zero_grad()\n",
+        ),
+        Invalid(
+            "for x, y in loader:\n"
+            "    with accelerator.accumulate(model):\n"
+            "        loss = criterion(model(x), y)\n"
+            "        accelerator.backward(loss)\n"
+            "        optimizer.step()\n"
+            "        model.zero_grad()\n",
+            (6,),
+            "for x, y in loader:\n"
+            "    with accelerator.accumulate(model):\n"
+            "        loss = criterion(model(x), y)\n"
+            "        accelerator.backward(loss)\n"
+            "        optimizer.step()\n"
+            "        optimizer.zero_grad()\n",
+        ),
+        Invalid(
+            "class Model(LightningModule):\n"
+            "    def training_step(self, batch, batch_idx):\n"
+            "        opt = self.optimizers()\n"
+            "        opt.zero_grad()\n"
+            "        loss = self.compute_loss(batch)\n"
+            "        self.manual_backward(loss)\n"
+            "        if (batch_idx + 1) % 4 == 0:\n"
+            "            opt.step()\n",
+            (4,),
+            "class Model(LightningModule):\n"
+            "    def training_step(self, batch, batch_idx):\n"
+            "        opt = self.optimizers()\n"
+            "        loss = self.compute_loss(batch)\n"
+            "        self.manual_backward(loss)\n"
+            "        if (batch_idx + 1) % 4 == 0:\n"
+            "            opt.step()\n"
+            "            opt.zero_grad()\n",
+        ),
+        Invalid(
+            "for x in loader:\n"
+            "\tloss = model(x)\n"
+            "\tloss.backward()\n"
+            "\tfor p in model.parameters():\n"
+            "\t\tp.grad = None\n"
+            "\toptimizer.step()\n",
+            (4,),
+            "for x in loader:\n"
+            "\tloss = model(x)\n"
+            "\tloss.backward()\n"
+            "\toptimizer.step()\n"
+            "\tfor p in model.parameters():\n"
+            "\t\tp.grad = None\n",
+        ),
+    ]
+
+    @classmethod
+    def check(cls, analysis) -> list:
+        findings = []
+        for issue in analysis.gc001:
+            edits, safe = _fix(analysis, issue)
+            findings.append(
+                cls.finding(analysis, issue.at.node, _message(issue), edits, safe=safe,
+                            description="move the reset to just after the step")
+            )
+        return findings
+
+
+def _message(issue) -> str:
+    zero, step = issue.at, issue.step
+    bw = issue.backwards[0] if issue.backwards else None
+    z = f"`{short(zero.text)}` (line {zero.line})"
+    s = f"`{short(step.text)}` (line {step.line})"
+    b = f"`{short(bw.text)}` (line {bw.line})" if bw else "the backward pass"
+    if not issue.loop_carried:
+        return f"{z} clears the gradients of {b} before {s} applies them, so that step has nothing to apply."
+    condition = issue.conditions[-1] if issue.conditions else None
+    if condition == "<sync>":
+        return (f"{z} runs on every micro-batch, but inside `accumulate()` {s} only acts on the "
+                f"sync step: the gradients {b} accumulated in between are discarded.")
+    if condition:
+        return (f"{z} runs on every iteration, but {s} runs only when `{condition}`: the "
+                f"gradients {b} computed in the iterations in between are discarded.")
+    return (f"{z} runs more often than {s}: it discards the gradients {b} accumulated since the "
+            f"last step, so each step applies only the last backward pass.")
+
+
+def _fix(analysis, issue):
+    zero_stmt = analysis.statement_of(issue.at.node)
+    step_stmt = analysis.statement_of(issue.step.node)
+    if zero_stmt is None or step_stmt is None:
+        return None, True
+    if isinstance(zero_stmt, ast.Expr) and zero_stmt.value is not issue.at.node:
+        return None, True
+    if analysis.function_of(zero_stmt) is not analysis.function_of(step_stmt):
+        return None, True
+    replacement = None
+    receiver = issue.at.target
+    if "<sync>" in issue.conditions and not analysis.index.is_optimizer(receiver):
+        # accelerate gates only the optimizer's own zero_grad(), so switch to it.
+        replacement = f"{optimizer_text(analysis, issue.step)}.zero_grad()"
+    edits = fixes.move_after(zero_stmt, step_stmt, analysis.text,
+                             sole=is_sole_statement(analysis, zero_stmt), replacement=replacement)
+    return edits, not issue.loop_carried

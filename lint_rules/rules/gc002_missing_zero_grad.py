@@ -1,0 +1,183 @@
+"""GC002 missing-zero-grad."""
+from __future__ import annotations
+
+from lint_rules import fixes
+from lint_rules.rules.base import Invalid, Rule, Valid, optimizer_text, short
+
+
+class MissingZeroGrad(Rule):
+    """## What it does
+    Flags an optimizer `step()` whose gradients still contain a backward pass from an earlier
+    iteration that a step has already applied: on some path through the loop, nothing resets
+    that optimizer's gradients between one step and the next backward. The check is per
+    optimizer and per path, so a GAN that never zeroes its generator's optimizer, or a loop
+    that zeroes only in its AMP branch, is caught at the step that goes wrong.
+
+    ## Why is this bad?
+    `backward()` adds into `.grad`. Without a reset, step n applies the sum of the gradients of
+    iterations 1..n, so old batches keep pushing the weights long after they were seen; the
+    loss oscillates or diverges instead of falling.
+
+    ## Known problems
+    A reset done by code the analysis cannot see (a callback, a function in another module,
+    a DeepSpeed-style engine whose `step()` clears gradients itself) is invisible; the rule
+    only reports optimizers it can name, and stays silent when a step's receiver is unknown.
+
+    ## Example
+    ```python
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+    ```
+
+    ## Use instead
+    ```python
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    ```
+
+    ## Fix safety
+    The fix inserts `<optimizer>.zero_grad()` right after the step, at the same indentation.
+    It is safe: after a step has applied the gradients, resetting them changes nothing but
+    the next step's input, which is exactly what was wrong.
+    """
+
+    CODE = "GC002"
+    NAME = "missing-zero-grad"
+    MESSAGE = "step() applies gradients that still hold backward passes an earlier step applied"
+    FIX_SAFETY = "safe"
+
+    VALID = [
+        Valid(
+            "for x, y in loader:\n"
+            "    loss = criterion(model(x), y)\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+            "    optimizer.zero_grad(set_to_none=True)\n"
+        ),
+        Valid(
+            "for x, y in loader:\n"
+            "    optimizer.zero_grad()\n"
+            "    with torch.autocast('cuda'):\n"
+            "        loss = criterion(model(x), y)\n"
+            "    scaler.scale(loss).backward()\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n"
+            "    scheduler.step()\n"
+        ),
+        Valid(
+            "for x, y in loader:\n"
+            "    def closure():\n"
+            "        optimizer.zero_grad()\n"
+            "        loss = criterion(model(x), y)\n"
+            "        loss.backward()\n"
+            "        return loss\n"
+            "    optimizer.step(closure)\n"
+        ),
+        Valid(
+            "for batch in loader:\n"
+            "    loss = model_engine(batch)\n"
+            "    model_engine.backward(loss)\n"
+            "    model_engine.step()\n"
+        ),
+        Valid(
+            "for x, y in loader:\n"
+            "    loss = criterion(model(x), y)\n"
+            "    grads = torch.autograd.grad(loss, list(model.parameters()))\n"
+            "    for p, g in zip(model.parameters(), grads):\n"
+            "        p.grad = g\n"
+            "    optimizer.step()\n"
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            "for x, y in loader:\n"
+            "    loss = criterion(model(x), y)\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n",
+            (4,),
+            "for x, y in loader:\n"
+            "    loss = criterion(model(x), y)\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+            "    optimizer.zero_grad()\n",
+        ),
+        Invalid(
+            "for real in loader:\n"
+            "    opt_d.zero_grad()\n"
+            "    d_loss(netD, netG, real).backward()\n"
+            "    opt_d.step()\n"
+            "    g_loss(netD, netG).backward()\n"
+            "    opt_g.step()\n",
+            (6,),
+            "for real in loader:\n"
+            "    opt_d.zero_grad()\n"
+            "    d_loss(netD, netG, real).backward()\n"
+            "    opt_d.step()\n"
+            "    g_loss(netD, netG).backward()\n"
+            "    opt_g.step()\n"
+            "    opt_g.zero_grad()\n",
+        ),
+        Invalid(
+            "for x, y in loader:\r\n"
+            "    if use_amp:\r\n"
+            "        optimizer.zero_grad()\r\n"
+            "        scaler.scale(criterion(model(x), y)).backward()\r\n"
+            "        scaler.step(optimizer)\r\n"
+            "        scaler.update()\r\n"
+            "    else:\r\n"
+            "        criterion(model(x), y).backward()\r\n"
+            "        optimizer.step()\r\n",
+            (9,),
+            "for x, y in loader:\r\n"
+            "    if use_amp:\r\n"
+            "        optimizer.zero_grad()\r\n"
+            "        scaler.scale(criterion(model(x), y)).backward()\r\n"
+            "        scaler.step(optimizer)\r\n"
+            "        scaler.update()\r\n"
+            "    else:\r\n"
+            "        criterion(model(x), y).backward()\r\n"
+            "        optimizer.step()\r\n"
+            "        optimizer.zero_grad()\r\n",
+        ),
+        Invalid(
+            "def train_step(model, opt, x, y):\n"
+            "    loss = criterion(model(x), y)\n"
+            "    loss.backward()\n"
+            "    opt.step()\n"
+            "\n"
+            "for x, y in loader:\n"
+            "    train_step(net, optimizer, x, y)\n",
+            (4,),
+            "def train_step(model, opt, x, y):\n"
+            "    loss = criterion(model(x), y)\n"
+            "    loss.backward()\n"
+            "    opt.step()\n"
+            "    opt.zero_grad()\n"
+            "\n"
+            "for x, y in loader:\n"
+            "    train_step(net, optimizer, x, y)\n",
+        ),
+    ]
+
+    @classmethod
+    def check(cls, analysis) -> list:
+        findings = []
+        for issue in analysis.gc002:
+            step = issue.step
+            name = optimizer_text(analysis, step)
+            bw = issue.backwards[0]
+            message = (
+                f"`{short(step.text)}` (line {step.line}) applies stale gradients: `{short(bw.text)}` "
+                f"(line {bw.line}) adds to gradients that an earlier step already applied, and "
+                f"nothing resets `{name}` in between; call `{name}.zero_grad()` after the step."
+            )
+            stmt = analysis.statement_of(step.node)
+            edits = fixes.insert_after(stmt, f"{name}.zero_grad()", analysis.text) if stmt else None
+            findings.append(cls.finding(analysis, step.node, message, edits,
+                                        description=f"insert `{name}.zero_grad()` after the step"))
+        return findings

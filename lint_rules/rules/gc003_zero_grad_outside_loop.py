@@ -1,0 +1,122 @@
+"""GC003 zero-grad-outside-loop."""
+from __future__ import annotations
+
+from lint_rules import fixes
+from lint_rules.rules.base import Invalid, Rule, Valid, is_sole_statement, short
+
+
+class ZeroGradOutsideLoop(Rule):
+    """## What it does
+    Flags a gradient reset that runs once, before the loop that does `backward()` and `step()`,
+    when nothing inside that loop resets the same optimizer: a single `zero_grad()` at module
+    level, at the top of a function, or before an inner batch loop.
+
+    ## Why is this bad?
+    The first step is correct, and every later one applies the sum of all gradients seen so
+    far. Training looks fine for a few batches and then drifts or diverges, which makes the
+    bug easy to misread as a learning-rate problem.
+
+    ## Known problems
+    When the reset happens in a caller in another module, the rule cannot see it. When the
+    loop is meant to accumulate gradients over the whole epoch, `step()` belongs after the
+    loop, and then this rule does not fire.
+
+    ## Example
+    ```python
+    optimizer.zero_grad()
+    for x, y in loader:
+        criterion(model(x), y).backward()
+        optimizer.step()
+    ```
+
+    ## Use instead
+    ```python
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    ```
+
+    ## Fix safety
+    The fix moves the reset to the top of the loop body. It is unsafe: a human should confirm
+    that the loop was not meant to accumulate, and reporting code that reads `.grad` after the
+    loop sees different values.
+    """
+
+    CODE = "GC003"
+    NAME = "zero-grad-outside-loop"
+    MESSAGE = "the only gradient reset runs once, before the loop that steps"
+    FIX_SAFETY = "unsafe"
+
+    VALID = [
+        Valid(
+            "optimizer.zero_grad()\n"
+            "for x, y in loader:\n"
+            "    criterion(model(x), y).backward()\n"
+            "optimizer.step()\n"
+        ),
+        Valid(
+            "for epoch in range(epochs):\n"
+            "    for x, y in loader:\n"
+            "        optimizer.zero_grad()\n"
+            "        criterion(model(x), y).backward()\n"
+            "        optimizer.step()\n"
+        ),
+        Valid(
+            "model.zero_grad()\n"
+            "while True:\n"
+            "    for micro in range(accum):\n"
+            "        scaler.scale(model(next_batch())).backward()\n"
+            "    scaler.step(optimizer)\n"
+            "    scaler.update()\n"
+            "    optimizer.zero_grad(set_to_none=True)\n"
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            "optimizer.zero_grad()\n"
+            "for x, y in loader:\n"
+            "    criterion(model(x), y).backward()\n"
+            "    optimizer.step()\n",
+            (1,),
+            "for x, y in loader:\n"
+            "    optimizer.zero_grad()\n"
+            "    criterion(model(x), y).backward()\n"
+            "    optimizer.step()\n",
+        ),
+        Invalid(
+            "for epoch in range(epochs):\n"
+            "    optimizer.zero_grad()\n"
+            "    for x, y in loader:\n"
+            "        loss = criterion(model(x), y)\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n",
+            (2,),
+            "for epoch in range(epochs):\n"
+            "    for x, y in loader:\n"
+            "        optimizer.zero_grad()\n"
+            "        loss = criterion(model(x), y)\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n",
+        ),
+    ]
+
+    @classmethod
+    def check(cls, analysis) -> list:
+        findings = []
+        for zero, loop, issue in analysis.gc003:
+            step, bw = issue.step, issue.backwards[0]
+            message = (
+                f"`{short(zero.text)}` (line {zero.line}) is the only reset and runs once, before the "
+                f"loop at line {loop.lineno}, where `{short(bw.text)}` (line {bw.line}) and "
+                f"`{short(step.text)}` (line {step.line}) run on every iteration: each step after the "
+                f"first applies the sum of all earlier gradients."
+            )
+            stmt = analysis.statement_of(zero.node)
+            edits = None
+            if stmt is not None and loop.body:
+                edits = fixes.move_before(stmt, loop.body[0], analysis.text,
+                                          sole=is_sole_statement(analysis, stmt))
+            findings.append(cls.finding(analysis, zero.node, message, edits, safe=False,
+                                        description="move the reset to the top of the loop"))
+        return findings

@@ -1,0 +1,67 @@
+"""``.gradcheck_cache/``: a warm run answers from the cache and never calls the rules."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import lint_rules
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Count the real rules' ``check_source`` calls (in-process, --jobs 1)."""
+    calls: list[str] = []
+    real = lint_rules.check_source
+
+    def counting(source, path="<string>", *, select=None):
+        calls.append(path)
+        return real(source, path, select=select)
+
+    monkeypatch.setattr(lint_rules, "check_source", counting)
+    return calls
+
+
+def test_second_run_does_not_reparse(project, kit, counted):
+    kit.write(project, {"a.py": kit.MISSING_ZERO_GRAD, "b.py": kit.ZERO_BETWEEN,
+                        "c.py": kit.CLEAN_LOOP})
+    first = kit.run_cli(["lint", "--jobs", "1", "--format", "json"])
+    assert sorted(counted) == ["a.py", "b.py", "c.py"]
+    second = kit.run_cli(["lint", "--jobs", "1", "--format", "json"])
+    assert sorted(counted) == ["a.py", "b.py", "c.py"]  # no new calls
+    assert json.loads(second.stdout) == json.loads(first.stdout)
+    assert second.exit_code == first.exit_code == 1
+    assert list((project / ".gradcheck_cache").glob("lint-*.json"))
+
+
+def test_changed_bytes_and_changed_settings_miss(project, kit, counted):
+    kit.write(project, {"a.py": kit.MISSING_ZERO_GRAD, "b.py": kit.CLEAN_LOOP})
+    kit.run_cli(["lint", "--jobs", "1"])
+    (project / "a.py").write_text(kit.MISSING_ZERO_GRAD + "# edited\n")
+    kit.run_cli(["lint", "--jobs", "1"])
+    assert sorted(counted) == ["a.py", "a.py", "b.py"]
+    kit.run_cli(["lint", "--jobs", "1", "--select", "GC002"])
+    assert len(counted) == 5  # a new selection is a new key for both files
+
+
+def test_no_cache_neither_reads_nor_writes(project, kit, counted):
+    kit.write(project, {"a.py": kit.MISSING_ZERO_GRAD})
+    kit.run_cli(["lint", "--no-cache", "--jobs", "1"])
+    kit.run_cli(["lint", "--no-cache", "--jobs", "1"])
+    assert counted == ["a.py", "a.py"]
+    assert not (project / ".gradcheck_cache").exists()
+
+
+def test_cached_fixable_findings_are_still_fixed(project, kit):
+    kit.write(project, {"a.py": kit.MISSING_ZERO_GRAD})
+    kit.run_cli(["lint"])
+    run = kit.run_cli(["lint", "--fix"])
+    assert run.exit_code == 0 and "zero_grad()" in (project / "a.py").read_text().split("step()")[-1]
+
+
+def test_a_corrupt_cache_is_ignored(project, kit):
+    kit.write(project, {"a.py": kit.MISSING_ZERO_GRAD})
+    kit.run_cli(["lint"])
+    for path in (project / ".gradcheck_cache").glob("lint-*.json"):
+        path.write_text("{not json")
+    assert kit.run_cli(["lint"]).exit_code == 1

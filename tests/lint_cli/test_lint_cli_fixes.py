@@ -1,0 +1,119 @@
+"""``--fix``, ``--diff`` and ``--unsafe-fixes`` against golden before/after files.
+
+Each ``fix_cases/NAME.before`` must become ``NAME.after`` byte for byte, also when the file
+uses CRLF line endings or starts with a UTF-8 BOM; a second ``--fix`` changes nothing.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gradcheck import exitcodes
+
+CASES = Path(__file__).parent / "fix_cases"
+NAMES = sorted(path.stem for path in CASES.glob("*.before"))
+UNSAFE = {"gc001_loop_carried", "gc003_move_into_loop", "gc004_loss_item"}
+VARIANTS = {
+    "lf": lambda data: data,
+    "crlf": lambda data: data.replace(b"\n", b"\r\n"),
+    "bom": lambda data: b"\xef\xbb\xbf" + data,
+    "bom-crlf": lambda data: b"\xef\xbb\xbf" + data.replace(b"\n", b"\r\n"),
+}
+
+
+def _case(name: str, variant: str) -> tuple[bytes, bytes]:
+    convert = VARIANTS[variant]
+    return (convert((CASES / f"{name}.before").read_bytes()),
+            convert((CASES / f"{name}.after").read_bytes()))
+
+
+def test_there_is_a_case_per_fix_shape():
+    assert {"gc001_straight_line", "gc001_loop_carried", "gc002_insert_after_step",
+            "gc003_move_into_loop", "gc004_loss_item", "gc002_tabs_trailing_space"} <= set(NAMES)
+    assert b"\t" in (CASES / "gc002_tabs_trailing_space.before").read_bytes()
+    assert b"  \n" in (CASES / "gc002_tabs_trailing_space.before").read_bytes()
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("name", NAMES)
+def test_fix_gives_the_golden_bytes_and_is_idempotent(project, kit, name, variant):
+    before, after = _case(name, variant)
+    target = project / "train.py"
+    target.write_bytes(before)
+    run = kit.run_cli(["lint", "--no-cache", "--fix", "--unsafe-fixes", "train.py"])
+    assert target.read_bytes() == after
+    assert run.exit_code == exitcodes.CLEAN
+    assert "fixed" in run.stderr
+    again = kit.run_cli(["lint", "--no-cache", "--fix", "--unsafe-fixes", "train.py"])
+    assert target.read_bytes() == after
+    assert again.exit_code == exitcodes.CLEAN and "All checks passed!" in again.stderr
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_unsafe_fixes_need_the_flag(project, kit, name):
+    before, after = _case(name, "lf")
+    target = project / "train.py"
+    target.write_bytes(before)
+    run = kit.run_cli(["lint", "--no-cache", "--fix", "train.py"])
+    if name in UNSAFE:
+        assert target.read_bytes() == before
+        assert run.exit_code == exitcodes.FINDINGS
+        assert "--unsafe-fixes" in run.stderr
+    else:
+        assert target.read_bytes() == after
+        assert run.exit_code == exitcodes.CLEAN
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_diff_prints_a_patch_and_writes_nothing(project, kit, name):
+    before, after = _case(name, "lf")
+    target = project / "train.py"
+    target.write_bytes(before)
+    run = kit.run_cli(["lint", "--no-cache", "--diff", "--unsafe-fixes", "train.py"])
+    assert target.read_bytes() == before
+    assert run.exit_code == exitcodes.FINDINGS
+    assert run.stdout.startswith("--- a/train.py\n+++ b/train.py\n@@ ")
+    for hunk in run.stdout.split("\n@@ ")[1:]:
+        body = hunk.split("\n", 1)[1].splitlines(keepends=True)
+        old_side = "".join(line[1:] for line in body if line[:1] in " -")
+        new_side = "".join(line[1:] for line in body if line[:1] in " +")
+        assert old_side in before.decode() and new_side in after.decode()
+
+
+def test_diff_is_empty_and_exit_0_on_clean_code(project, kit):
+    kit.write(project, {"ok.py": kit.CLEAN_LOOP})
+    run = kit.run_cli(["lint", "--no-cache", "--diff"])
+    assert run.stdout == "" and run.exit_code == exitcodes.CLEAN
+
+
+def test_fix_keeps_unfixable_findings_and_reports_them(project, kit, fake_rules):
+    kit.write(project, {"a.py": "x = BUG\ny = BUG\n"})
+    run = kit.run_cli(["lint", "--no-cache", "--fix"])
+    assert (project / "a.py").read_text() == "x = BUG\ny = BUG\n"  # the fake fix is unsafe
+    assert run.exit_code == exitcodes.FINDINGS and run.stdout.count("GC009") == 2
+    run = kit.run_cli(["lint", "--no-cache", "--fix", "--unsafe-fixes"])
+    assert (project / "a.py").read_text() == "x = OK\ny = OK\n"
+    assert run.exit_code == exitcodes.CLEAN and "2 fixed" in run.stderr
+
+
+def test_overlapping_fixes_are_applied_over_several_passes(project, kit):
+    from lint_rules.finding import Edit, Finding, Fix
+
+    from gradcheck.lint.document import Document
+    from gradcheck.lint.fixes import fix_document
+
+    def lint(document: Document) -> list[Finding]:
+        text = document.program
+        if "aaa" not in text:
+            return []
+        start = text.index("aaa")
+        both = [Finding(1, start + 1, "GC009", "x", "m",
+                        fix=Fix("shrink", (Edit(start, start + 3, "a"),))),
+                Finding(1, start + 2, "GC009", "x", "m",
+                        fix=Fix("shrink", (Edit(start + 1, start + 3, "a"),)))]
+        return both
+
+    document, applied, remaining = fix_document(Document("aaaaaaa\n"), lint, unsafe=False)
+    # 7 -> 5 -> 3 -> 1: the second, overlapping fix waits for the next pass each time
+    assert document.program == "a\n" and applied == 3 and remaining == []

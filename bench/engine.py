@@ -132,7 +132,8 @@ def main(argv: list[str] | None = None) -> None:
 
     print(f"MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, float32: forward + cross-entropy + "
           f"backward + SGD step; median of {args.steps} steps after {args.warmup} warm-up")
-    print(f"{'threads':<10}{'engine ms':>12}{'torch ms':>12}{'ratio':>10}")
+    print(f"{'threads':<10}{'engine ms':>12}{'torch ms':>12}{'ratio':>10}"
+          f"{'engine min':>12}{'torch min':>12}{'min ratio':>11}")
     for label, threads in (("default", None), ("1", 1)):
         engine = run_config("engine", threads, args.steps, args.warmup)
         torch = run_config("torch", threads, args.steps, args.warmup)
@@ -141,8 +142,10 @@ def main(argv: list[str] | None = None) -> None:
                   f"{torch.get('error', 'ok')}")
             continue
         ratio = engine["median_ms"] / torch["median_ms"]
+        min_ratio = engine["min_ms"] / torch["min_ms"]
         print(f"{label:<10}{engine['median_ms']:>12.3f}{torch['median_ms']:>12.3f}"
-              f"{ratio:>9.2f}x")
+              f"{ratio:>9.2f}x{engine['min_ms']:>12.3f}{torch['min_ms']:>12.3f}"
+              f"{min_ratio:>10.2f}x")
     if not args.no_ops:
         run_op_table()
 

@@ -43,10 +43,12 @@ def build(torch):
 
 
 def time_block(step, steps: int) -> float:
-    start = time.perf_counter()
+    # NOTE: CPU time of this process, not wall time: on a shared machine other processes'
+    # time slices would otherwise land in whichever block they happen to interrupt.
+    start = time.process_time()
     for _ in range(steps):
         step()
-    return (time.perf_counter() - start) / steps
+    return (time.process_time() - start) / steps
 
 
 def bare_hooks(model, optimizer):
@@ -66,7 +68,7 @@ def absolute_guard_cost(torch, guard, steps: int) -> float:
     """Seconds the guard adds to one step, measured where torch's own work is tiny."""
     optimizer, step = build_tiny(torch)
     plain, guarded = [], []
-    for _ in range(15):
+    for _ in range(31):
         plain.append(time_block(step, steps))
         with guard(optimizer):
             guarded.append(time_block(step, steps))
@@ -118,7 +120,7 @@ def main() -> None:
     for name, times in (("plain", plain), ("guard", guarded), ("no-op hooks", hooked)):
         print(f"  {name:<12} median {statistics.median(times) * 1e6:8.1f} us/step  "
               f"in-situ overhead {paired_overhead(plain, times):+6.2f}%")
-    cost = absolute_guard_cost(torch, guard, steps=200)
+    cost = absolute_guard_cost(torch, guard, steps=300)
     print(f"  guard bookkeeping {cost * 1e6:.1f} us/step (tiny 4-parameter model) = {100 * cost / base:.2f}% of the MLP step")
 
 

@@ -11,7 +11,12 @@ import re
 from dataclasses import dataclass, field
 
 BACKWARD, STEP, ZERO = "backward", "step", "zero"
-ALL = "*"  # a ZERO whose exact optimizer is unknown clears every optimizer
+ALL = "*"
+# Names of the calls that can be gradient events; anything else is skipped unanalysed.
+EVENT_CALL_NAMES = frozenset(
+    {"backward", "manual_backward", "step", "optimizer_step", "zero_grad", "clear_grad",
+     "clear_gradients"}
+)  # a ZERO whose exact optimizer is unknown clears every optimizer
 
 # Class names of optimizers in torch.optim and the common third-party packages.
 OPTIMIZER_CLASSES = frozenset(
@@ -129,6 +134,14 @@ def is_grad_zeroing(stmt: ast.stmt) -> bool:
             if func.attr == "fill_" and call.args and _is_zero(call.args[0]):
                 return True
     return False
+
+
+def grad_owner(stmt: ast.stmt) -> str | None:
+    """``W`` for ``W.grad = None`` / ``W.grad.zero_()`` / ``W.grad.data.zero_()``."""
+    node = stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.value.func.value
+    if isinstance(node, ast.Attribute) and node.attr == "data":
+        node = node.value
+    return dotted(node.value) if isinstance(node, ast.Attribute) else None
 
 
 def param_loop_zeroes(loop: ast.For) -> bool:

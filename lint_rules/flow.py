@@ -335,8 +335,9 @@ class Interpreter:
     # ----- expressions and events ---------------------------------------------------------
     def _expressions(self, stmt: ast.stmt, state: State) -> State:
         if ev.is_grad_zeroing(stmt):
-            event = self._event(ev.ZERO, stmt, ev.ALL, partial=True)
-            return self._apply_zero(event, (ev.ALL,), state)
+            owners = self.index.optimizers_of_param(ev.grad_owner(stmt) or "")
+            event = self._event(ev.ZERO, stmt, ev.ALL, partial=not owners)
+            return self._apply_zero(event, tuple(sorted(owners)) or (ev.ALL,), state)
         return self._calls_in(stmt, stmt, state)
 
     def _calls_in(self, node: ast.AST, stmt: ast.stmt, state: State) -> State:
@@ -430,14 +431,16 @@ class Interpreter:
         if self._gates:
             conditions += ("<sync>",)
         if kind == STALE:
-            issue = Issue("GC002", step, step, opt, (fact[1],), True, conditions,
-                          tuple(self._loops))
+            issues = [Issue("GC002", step, step, opt, (fact[1],), True, conditions,
+                            tuple(self._loops))]
         elif kind in (WIPED, WFRESH):
-            issue = Issue("GC001", fact[1], step, opt, tuple(sorted(fact[2], key=_pos)),
-                          kind == WFRESH, conditions, tuple(self._loops))
+            backwards = tuple(sorted(fact[2], key=_pos))
+            issues = [Issue("GC001", zero, step, opt, backwards, kind == WFRESH, conditions,
+                            tuple(self._loops)) for zero in sorted(fact[1], key=_pos)]
         else:
             return
-        self.issues.setdefault((issue.code, issue.at.line, issue.at.col, opt), issue)
+        for issue in issues:
+            self.issues.setdefault((issue.code, issue.at.line, issue.at.col, opt), issue)
 
     def _closure(self, closure: ast.AST, state: State) -> State:
         if isinstance(closure, ast.Lambda):
@@ -531,12 +534,7 @@ dotted = ev.dotted
 def _may_matter(call: ast.Call, index: ModuleIndex) -> bool:
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return (
-        name in ("backward", "manual_backward", "step", "optimizer_step", "zero_grad",
-                 "clear_grad", "clear_gradients")
-        or name in index.functions
-        or name in index.methods
-    )
+    return name in ev.EVENT_CALL_NAMES or name in index.eventful
 
 
 def _walk_executed(node: ast.AST):
@@ -597,11 +595,11 @@ def _on_backward(fact: tuple, bw: ev.Event) -> tuple:
 def _on_zero(fact: tuple, zero: ev.Event, quiet: bool) -> tuple:
     kind = fact[0]
     if kind == FRESH and not quiet:
-        return (WIPED, zero, fact[1])
+        return (WIPED, frozenset({zero}), fact[1])
     if kind == WFRESH and not quiet:
         return (WIPED, fact[1], fact[2])
     if kind == WIPED:
-        return fact
+        return fact if quiet else (WIPED, fact[1] | {zero}, fact[2])
     return (CLEAN,)
 
 

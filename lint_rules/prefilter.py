@@ -9,25 +9,24 @@ but must never say False for a file with one.
 Two stages:
 
 1. file level: a backward call and a step call (or a sum of a backpropagated name);
-2. unit level: a line scan splits the file into *units* (each outermost function, plus the
-   module's own code) and asks whether one unit combines backward and step, either directly
-   or through calls to functions of the same file, as the rules' summaries do.
+2. unit level: the file is split into *units* (each outermost function, plus the module's
+   own code) and one unit must combine backward and step (or sum its backpropagated loss),
+   directly or through calls to functions of the same file, as the rules' summaries do.
+   Comments and doctest lines do not count.
 """
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 _BACKWARD = re.compile(r"backward\s*\(")  # a literal prefix keeps the scan fast
-_STEP = re.compile(r"\.\s*(?:optimizer_)?step\s*\(")  # opt.step(), scaler.step(opt), xm.optimizer_step
+_STEP = re.compile(r"step\s*\(")  # opt.step(), scaler.step(opt), xm.optimizer_step(opt)
 _WORD = re.compile(r"[A-Za-z_]\w*")
-_CALLED = re.compile(r"([A-Za-z_]\w*)\s*\(")
-_DEF = re.compile(r"(?:async\s+)?def\s+([A-Za-z_]\w*)")
-_TRIPLE = re.compile(r"'''|\"\"\"")
 # words that carry a backward call but are never the accumulated loss
-_CARRIERS = frozenset(
-    "self backward manual_backward scale scaler accelerator fabric torch autograd engine "
-    "model_engine deepspeed amp".split()
-)
+_CARRIERS = frozenset({
+    "self", "backward", "manual_backward", "scale", "scaler", "accelerator", "fabric", "torch",
+    "autograd", "engine", "model_engine", "deepspeed", "amp",
+})
 
 
 def _is_call_site(source: str, start: int) -> bool:
@@ -44,6 +43,20 @@ def _is_call_site(source: str, start: int) -> bool:
 
 def _backward_calls(source: str) -> list[re.Match[str]]:
     return [m for m in _BACKWARD.finditer(source) if _is_call_site(source, m.start())]
+
+
+def _step_calls(source: str) -> list[re.Match[str]]:
+    """``.step(`` and ``.optimizer_step(`` calls (not ``def step(`` or ``lr_step(``)."""
+    if "step" not in source:
+        return []
+    calls = []
+    for match in _STEP.finditer(source):
+        head = source[max(0, match.start() - 16) : match.start()]
+        if head.endswith("optimizer_"):
+            head = head[: -len("optimizer_")]
+        if head.rstrip().endswith("."):
+            calls.append(match)
+    return calls
 
 
 def _loss_names(source: str, calls: list[re.Match[str]]) -> set[str]:
@@ -63,85 +76,127 @@ def _loss_names(source: str, calls: list[re.Match[str]]) -> set[str]:
 
 
 def _sums_a_name(text: str, names: set[str]) -> bool:
-    """Whether a line of ``text`` adds (``+``) and mentions one of ``names``."""
-    if not names or "+" not in text:
+    """Whether a code line of ``text`` adds (``+``) and mentions one of ``names``."""
+    if not names:
         return False
-    alternatives = "|".join(sorted(map(re.escape, names)))
-    pattern = re.compile(rf"^[^\n#]*(?:\+[^\n]*\b(?:{alternatives})\b|\b(?:{alternatives})\b[^\n]*\+)",
-                         re.MULTILINE)
-    return pattern.search(text) is not None
+    position = text.find("+")
+    while position != -1:
+        line_start = text.rfind("\n", 0, position) + 1
+        line_end = text.find("\n", position)
+        line_end = len(text) if line_end == -1 else line_end
+        code = text[line_start:line_end].split("#", 1)[0]
+        if "+" in code and not names.isdisjoint(_WORD.findall(code)):
+            return True
+        position = text.find("+", line_end)
+    return False
 
 
-def _unit_spans(source: str) -> tuple[list[tuple[list[tuple[int, int]], str]], list[tuple[int, int]]]:
-    """The code-line spans and name of each outermost ``def``, and of module-level code.
+_HEADER = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+_MODULE = -1
 
-    A line scan: a ``def`` ends at the next code line indented no deeper than it. Lines in
-    triple-quoted strings and bracket continuations never end a unit; comment lines and
-    lines inside triple-quoted strings (docstrings, doctest examples) are left out.
+
+def _units(source: str) -> tuple[list[int], list[int], list[str]]:
+    """Starts, ends and names of the outermost ``def`` blocks.
+
+    A ``def`` ends at the next code line indented no deeper than its header (regex search,
+    so a multi-line string or bracket continuation at a lower indent can end it early;
+    that only splits a unit and costs recall in contrived layouts).
     """
-    units: list[tuple[list[tuple[int, int]], str]] = []
-    module: list[tuple[int, int]] = []
-    body: list[tuple[int, int]] = []
-    current: tuple[int, int, str] | None = None  # (start, indent, name)
-    in_string: str | None = None
-    depth = 0
-    offset = 0
-    for line in source.splitlines(keepends=True):
-        start, offset = offset, offset + len(line)
-        if in_string is None and depth == 0:
-            stripped = line.lstrip()
-            if stripped and not stripped.startswith("#"):
-                indent = len(line[: len(line) - len(stripped)].expandtabs())
-                if current is not None and indent <= current[1]:
-                    units.append((body, current[2]))
-                    current = None
-                if current is None:
-                    header = _DEF.match(stripped)
-                    if header:
-                        current, body = (start, indent, header.group(1)), []
-        code_line = in_string is None and not line.lstrip().startswith("#")
-        if current is None and code_line:
-            module.append((start, offset))
-        elif code_line:
-            body.append((start, offset))
-        if '""' in line or "''" in line:
-            for match in _TRIPLE.finditer(line):
-                if in_string is None:
-                    in_string = match.group(0)
-                elif in_string == match.group(0):
-                    in_string = None
-        if in_string is None:
-            code = line.split("#", 1)[0] if "#" in line and "'" not in line and '"' not in line else line
-            opened = code.count("(") + code.count("[") + code.count("{")
-            closed = code.count(")") + code.count("]") + code.count("}")
-            if opened or closed:
-                depth = max(0, depth + opened - closed)
-    if current is not None:
-        units.append((body, current[2]))
-    return units, module
+    starts: list[int] = []
+    ends: list[int] = []
+    names: list[str] = []
+    for header in _HEADER.finditer(source):
+        if ends and header.start() < ends[-1]:
+            continue  # nested in the current outermost def
+        width = len(header.group(1).expandtabs())
+        body = source.find("\n", header.end())
+        if body == -1:
+            end = len(source)
+        else:
+            closer = re.compile(rf"^[ \t]{{0,{width}}}(?=[^ \t\r\n#])", re.MULTILINE)
+            found = closer.search(source, body + 1)
+            end = found.start() if found else len(source)
+        starts.append(header.start())
+        ends.append(end)
+        names.append(header.group(2))
+    return starts, ends, names
+
+
+def _owner(position: int, starts: list[int], ends: list[int]) -> int:
+    index = bisect_right(starts, position) - 1
+    return index if index >= 0 and position < ends[index] else _MODULE
+
+
+_TRIPLE_QUOTED = re.compile(r"(\"\"\"|\'\'\').*?\1", re.DOTALL)
+
+
+def _string_spans(source: str) -> tuple[list[int], list[int]]:
+    """Starts and ends of triple-quoted strings (docstrings and their examples).
+
+    An opening quote after a ``#`` on its line is a comment, not a string, and is skipped.
+    """
+    starts: list[int] = []
+    ends: list[int] = []
+    position = 0
+    while True:
+        match = _TRIPLE_QUOTED.search(source, position)
+        if match is None:
+            return starts, ends
+        line_start = source.rfind("\n", 0, match.start()) + 1
+        if "#" in source[line_start : match.start()]:
+            position = match.start() + 3
+            continue
+        starts.append(match.start())
+        ends.append(match.end())
+        position = match.end()
+
+
+class _CodeTest:
+    """Whether a position is code: not in a comment, a doctest line or a docstring."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.starts, self.ends = _string_spans(source) if ('"""' in source or "'''" in source) else ([], [])
+
+    def __call__(self, position: int) -> bool:
+        line_start = self.source.rfind("\n", 0, position) + 1
+        prefix = self.source[line_start:position]
+        if "#" in prefix or prefix.lstrip().startswith((">>>", "...")):
+            return False
+        index = bisect_right(self.starts, position) - 1
+        return not (index >= 0 and position < self.ends[index])
 
 
 def _combines_in_one_unit(source: str, calls: list[re.Match[str]]) -> bool:
-    """Whether some unit (transitively through same-file calls) does backward and step,
-    or sums the loss it backpropagates."""
-    units, module = _unit_spans(source)
-    texts = {f"def {i}": "".join(source[s:e] for s, e in spans) for i, (spans, _) in enumerate(units)}
-    texts["<module>"] = "".join(source[s:e] for s, e in module)
-    names = {f"def {i}": name for i, (_, name) in enumerate(units)}
-    backward = {key for key, text in texts.items() if _backward_calls(text)}
-    step = {key for key, text in texts.items() if _STEP.search(text)}
-    for key in backward:
-        text = texts[key]
-        if _sums_a_name(text, _loss_names(text, _backward_calls(text))):
+    """Whether some unit (an outermost function, or the module's own code) does backward
+    and step, directly or through calls to functions of the same file, or sums the loss
+    it backpropagates."""
+    starts, ends, names = _units(source)
+    is_code = _CodeTest(source)
+    backward_calls: dict[int, list[re.Match[str]]] = {}
+    for call in calls:
+        if is_code(call.start()):
+            backward_calls.setdefault(_owner(call.start(), starts, ends), []).append(call)
+    backward = set(backward_calls)
+    step = {_owner(m.start(), starts, ends) for m in _step_calls(source) if is_code(m.start())}
+    if not backward.isdisjoint(step):
+        return True
+    for unit, unit_calls in backward_calls.items():
+        span = (0, len(source)) if unit == _MODULE else (starts[unit], ends[unit])
+        if _sums_a_name(source[span[0] : span[1]], _loss_names(source, unit_calls)):
             return True
-    called = {key: set(_CALLED.findall(text)) for key, text in texts.items()}
-    for reach in (backward, step):  # close both sets over same-file calls
-        changed = True
-        while changed:
-            reached_names = {names[key] for key in reach if key in names}
-            grown = {key for key, calls_made in called.items() if not calls_made.isdisjoint(reached_names)}
-            changed = not grown <= reach
-            reach |= grown
+    for reach in (backward, step):  # close both sets over same-file calls by name
+        frontier = set(reach)
+        while frontier:
+            called = {names[unit] for unit in frontier if unit != _MODULE}
+            frontier = set()
+            if called:
+                pattern = re.compile(r"\b(?:" + "|".join(sorted(called)) + r")\s*\(")
+                for match in pattern.finditer(source):
+                    unit = _owner(match.start(), starts, ends)
+                    if unit not in reach:
+                        reach.add(unit)
+                        frontier.add(unit)
     return not backward.isdisjoint(step)
 
 
@@ -158,6 +213,6 @@ def could_have_findings(source: str) -> bool:
     calls = _backward_calls(source)
     if not calls:
         return False
-    if _STEP.search(source) is None and not _sums_a_name(source, _loss_names(source, calls)):
+    if not _step_calls(source) and not _sums_a_name(source, _loss_names(source, calls)):
         return False
     return _combines_in_one_unit(source, calls)

@@ -11,6 +11,8 @@ import ast
 
 from lint_rules.events import (
     _NOT_OPTIMIZER,
+    EVENT_CALL_NAMES,
+    is_grad_zeroing,
     OPTIMIZER_CLASSES,
     dotted,
     last_name,
@@ -19,6 +21,14 @@ from lint_rules.events import (
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 _OPT_FACTORY_WORDS = ("optimizer", "optimiser")
+# Methods that torch / Lightning objects already have; a same-named method in this file is
+# not evidence that the receiver is an instance of the file's class.
+_FRAMEWORK_METHODS = frozenset(
+    """train eval forward to cuda cpu step zero_grad parameters named_parameters state_dict
+    load_state_dict backward apply float half double modules children register_buffer
+    update item detach clone copy_ fit predict test validate log save load run close
+    """.split()
+)
 
 
 class ModuleIndex:
@@ -36,9 +46,11 @@ class ModuleIndex:
         self.methods: dict[str, list[tuple[str, FunctionNode]]] = {}
         self.optimizers: set[str] = set()
         self._models: dict[str, set[str]] = {}
+        self._params: dict[str, set[str]] = {}  # tensors listed explicitly: SGD([W, b])
         self.parents: dict[int, ast.AST] = {}
         self.class_of: dict[int, str] = {}
         self._index(tree)
+        self.eventful = self._eventful_names()
 
     def _index(self, tree: ast.Module) -> None:
         for stmt in tree.body:
@@ -56,6 +68,35 @@ class ModuleIndex:
                 self._note_optimizer(node.targets, node.value)
             elif isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Call):
                 self._note_optimizer([node.target], node.value)
+
+    def _eventful_names(self) -> set[str]:
+        """Names of this file's functions and methods that reach a gradient event, directly or
+        through other such functions; calls to anything else need no analysis."""
+        defs = list(self.functions.values()) + [f for fs in self.methods.values() for _, f in fs]
+        calls: dict[int, set[str]] = {}
+        eventful: set[str] = set()
+        for fn in defs:
+            names = set()
+            direct = False
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Call):
+                    name = _call_name(node)
+                    if name in EVENT_CALL_NAMES:
+                        direct = True
+                    names.add(name)
+                elif isinstance(node, ast.stmt) and is_grad_zeroing(node):
+                    direct = True
+            if direct:
+                eventful.add(fn.name)
+            calls[id(fn)] = names
+        changed = True
+        while changed:
+            changed = False
+            for fn in defs:
+                if fn.name not in eventful and calls[id(fn)] & eventful:
+                    eventful.add(fn.name)
+                    changed = True
+        return eventful
 
     def _note_optimizer(self, targets: list[ast.expr], call: ast.Call) -> None:
         callee = dotted(call.func) or ""
@@ -81,6 +122,7 @@ class ModuleIndex:
             if key and creates:
                 self.optimizers.add(key)
                 self._models[key] = models
+                self._params[key] = _listed_tensors(call)
 
     def _note_prepared(self, target: ast.Tuple, call: ast.Call) -> None:
         # `model, opt = accelerator.prepare(model, opt)`: positions keep their roles.
@@ -98,6 +140,10 @@ class ModuleIndex:
         """Receivers whose ``.parameters()`` went into ``optimizer``'s constructor."""
         return self._models.get(optimizer, set())
 
+    def optimizers_of_param(self, tensor: str) -> set[str]:
+        """Optimizers built from an explicit list that names ``tensor``."""
+        return {opt for opt, params in self._params.items() if tensor in params}
+
     def optimizers_of_model(self, model: str) -> set[str]:
         """Optimizers known to hold ``model``'s parameters (empty when unknown)."""
         return {opt for opt, models in self._models.items() if model in models}
@@ -109,17 +155,34 @@ class ModuleIndex:
         func = call.func
         if isinstance(func, ast.Name):
             return local.get(func.id) or self.functions.get(func.id)
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            if func.value.id != "self":
-                return None
-            candidates = self.methods.get(func.attr, [])
+        if not isinstance(func, ast.Attribute):
+            return None
+        candidates = self.methods.get(func.attr, [])
+        if isinstance(func.value, ast.Name) and func.value.id == "self":
             own = [f for cls, f in candidates if cls == class_name]
             if own:
                 return own[0]
-            if len(candidates) == 1:
-                return candidates[0][1]
-        return None
+        elif func.attr in _FRAMEWORK_METHODS or dotted(func.value) is None:
+            return None  # model.train() is nn.Module's, whatever this file defines
+        # Another object's method: only when this file defines exactly one method by that name.
+        return candidates[0][1] if len(candidates) == 1 else None
 
     def enclosing_class(self, function: ast.AST) -> str | None:
         """Class name for a method, else None."""
         return self.class_of.get(id(function))
+
+
+def _listed_tensors(call: ast.Call) -> set[str]:
+    first = call.args[0] if call.args else next(
+        (kw.value for kw in call.keywords if kw.arg == "params"), None
+    )
+    if isinstance(first, (ast.List, ast.Tuple)):
+        return {key for key in (dotted(e) for e in first.elts) if key}
+    return set()
+
+
+def _call_name(call: ast.Call) -> str:
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""

@@ -10,6 +10,12 @@ from gradcheck.checks.result import GradcheckResult, GradientMismatch, Mismatch
 from gradcheck.checks.sweep import EpsSweep, eps_sweep
 
 __all__ = [
-    "check_grad", "check_gradgrad", "eps_sweep", "EpsSweep", "GradcheckResult",
-    "GradientMismatch", "Mismatch", "NondifferentiableWarning",
+    "EpsSweep",
+    "GradcheckResult",
+    "GradientMismatch",
+    "Mismatch",
+    "NondifferentiableWarning",
+    "check_grad",
+    "check_gradgrad",
+    "eps_sweep",
 ]

@@ -113,8 +113,10 @@ def _probe_agrees(target, pos, i, k, g, w, v, directional, atol, rtol):
         direction_rounding = target.eval_eps * float(np.abs(g * target.x[i].ravel()).sum()) / t
         estimate = float(np.dot(np.abs(v.ravel()), e)) + 2 * direction_rounding
         grad_eps = num.dtype_eps(target.grad_dtypes[pos]) * float(target.amplification[k].max())
+        s = np.maximum(1.0, np.abs(target.x[i].ravel()))
+        natural = float(np.abs(v.ravel() * target.f0[k].ravel()).sum() * np.abs(w.ravel() / s).sum())
         tol = num.SAFETY * estimate + num.DTYPE_ROUNDING * grad_eps * float(
-            np.abs(g * w.ravel()).sum() + abs(numeric))
+            np.abs(g * w.ravel()).sum() + abs(numeric) + natural)
     err = abs(analytic - numeric)
     agrees = not kink and err <= tol
     return agrees, tol, err, err / max(abs(numeric), 1e-300)

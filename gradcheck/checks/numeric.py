@@ -88,22 +88,24 @@ def central_difference(f0, fp, fm, fp2, fm2, h, eval_eps):
 
 
 def _typical_nonzero(a: np.ndarray, axis=None):
-    """Median of the nonzero entries (0 where all are zero): elements that do not touch an
-    output give exactly zero spread and say nothing about its noise."""
-    masked = np.where(a > 0, a, np.nan)
-    with np.errstate(all="ignore"):
-        if axis is None:
-            med = np.nanmedian(masked) if np.any(a > 0) else 0.0
-            return np.float64(med)
-        med = np.full(a.shape[1:], np.nan)
-        has = np.any(a > 0, axis=axis)
-        if has.any():
-            med[has] = np.nanmedian(masked[:, has], axis=axis)
-        return np.nan_to_num(med, nan=0.0)[None, ...]
+    """Median of the nonzero entries along axis 0 (0 where all are zero), shape (1, m);
+    elements that do not touch an output give exactly zero spread and say nothing about its
+    noise. With axis=None, the median over all nonzero entries."""
+    if axis is None:
+        nonzero = a[a > 0]
+        return np.float64(np.median(nonzero)) if nonzero.size else np.float64(0.0)
+    # NOTE: vectorised lower median: sort with zeros turned into +inf so that they sort last.
+    counts = np.sum(a > 0, axis=0)
+    ordered = np.sort(np.where(a > 0, a, np.inf), axis=0)
+    middle = np.maximum(counts - 1, 0) // 2
+    med = np.take_along_axis(ordered, middle[None, :], axis=0)[0]
+    return np.where(counts > 0, med, 0.0)[None, :]
 
 
-def tolerance(numeric, estimate, grad_eps: float, block_scale: float, atol=None, rtol=None):
+def tolerance(numeric, estimate, grad_eps, scale, atol=None, rtol=None):
     """Allowed |analytic - numeric| per element; explicit atol/rtol replace the estimate.
+
+    ``scale`` is the size an entry's analytic rounding is relative to (see docs/checks.md).
 
     >>> float(tolerance(np.array([2.0]), np.array([0.0]), 2.0**-52, 2.0, atol=0.1)[0])
     0.1
@@ -111,7 +113,7 @@ def tolerance(numeric, estimate, grad_eps: float, block_scale: float, atol=None,
     numeric = np.abs(np.asarray(numeric, dtype=np.float64))
     if atol is not None or rtol is not None:
         return (atol or 0.0) + (rtol or 0.0) * numeric
-    return SAFETY * np.asarray(estimate) + DTYPE_ROUNDING * grad_eps * (numeric + block_scale)
+    return SAFETY * np.asarray(estimate) + DTYPE_ROUNDING * grad_eps * (numeric + scale)
 
 
 def complex_step(f_imag: np.ndarray, h: np.ndarray, f_abs: np.ndarray):

@@ -78,11 +78,11 @@ class GradcheckResult:
     def __str__(self) -> str:
         verdict = "PASSED" if self.passed else "FAILED"
         lines = [
-            f"gradient check {verdict} ({self.framework}, mode={self.mode}, "
-            f"method={self.method}, numerics in {self.eval_dtype})",
+            (f"gradient check {verdict} ({self.framework}, mode={self.mode}, "
+             f"method={self.method}, numerics in {self.eval_dtype})"),
             f"  max abs error {self.max_abs_error:.3g}, max rel error {self.max_rel_error:.3g}",
-            "  evaluations: "
-            + ", ".join(f"{k}={v}" for k, v in sorted(self.evaluations.items())),
+            ("  evaluations: "
+             + ", ".join(f"{k}={v}" for k, v in sorted(self.evaluations.items()))),
         ]
         if self.taylor_order is not None:
             lines.append(

@@ -6,8 +6,9 @@ tiny; with a wrong gradient the curve has a floor, the size of the bug, that no 
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 

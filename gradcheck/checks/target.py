@@ -5,7 +5,7 @@ perturbed points per call where the function can be batched, and counts every ev
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -22,7 +22,7 @@ class Target:
     def __init__(self, adapter: Adapter, names: Sequence[str] | None = None, batch: bool = True):
         self.adapter = adapter
         self.diff = adapter.diff
-        self.counts = {"forward": 0, "forward_points": 0, "backward": 0}
+        self.counts = {"forward": 0, "forward_points": 0, "backward": 0, "backward_points": 0}
         self.batch = batch
         self._batch_mode: dict[tuple[int, str | None], str] = {}
         inputs = adapter.inputs
@@ -42,7 +42,7 @@ class Target:
         try:
             raw = self._call(self.adapter.native_args(self.x, "float64"))
             self.eval_dtype = "float64"
-        except Exception:
+        except Exception:  # noqa: BLE001 - the user's function may raise anything
             # NOTE: the function rejects float64 (e.g. float32 parameters in a closure): the
             # numerical side then runs in the tested dtype, with that dtype's larger step.
             raw = self._call(self.adapter.native_args(self.x, None))
@@ -68,7 +68,7 @@ class Target:
             return ones
         try:
             native = self.evaluate(self.x, dtype=None)
-        except Exception:
+        except Exception:  # noqa: BLE001 - the user's function may raise anything
             return ones
         eps = max(dtype_eps(d) for d in low)
         out = []
@@ -140,7 +140,7 @@ class Target:
         for mode in ("vmap", "broadcast"):
             try:
                 got = self._batched(i, trial, dtype, mode)
-            except Exception:
+            except Exception:  # noqa: BLE001, S112 - any failure means: not this mode
                 continue
             if _same_rows(got, expected, self.eval_eps):
                 return mode
@@ -149,11 +149,55 @@ class Target:
     # -- analytic side ---------------------------------------------------------------------
     def vjp(self, grad_outputs: list[np.ndarray]) -> list[np.ndarray | None]:
         """Grads of the differentiable inputs (native dtype) for the given grad_outputs."""
+        self._ensure_linearized()
+        self.counts["backward"] += 1
+        self.counts["backward_points"] += 1
+        return self._linearized[1](grad_outputs)
+
+    def _ensure_linearized(self) -> None:
         if self._linearized is None:
             self.counts["forward"] += 1
             self._linearized = self.adapter.linearize()
-        self.counts["backward"] += 1
-        return self._linearized[1](grad_outputs)
+
+    def vjp_rows(self, k: int, rows: np.ndarray) -> list[np.ndarray | None]:
+        """Grads for each row of ``rows`` used as output k's grad_output (others zero),
+        in one batched backward where the framework allows and it reproduces single VJPs."""
+        def single(row):
+            gos = [np.zeros_like(f) for f in self.f0]
+            gos[k] = row
+            return self.vjp(gos)
+
+        if self.batch and self._use_batched_vjp(k, rows, single):
+            gos = [np.zeros((len(rows),) + f.shape) for f in self.f0]
+            gos[k] = rows
+            self.counts["backward"] += 1
+            self.counts["backward_points"] += len(rows)
+            return self.adapter.batched_vjp()(gos)
+        found = [single(row) for row in rows]
+        return [None if found[0][p] is None else np.stack([f[p] for f in found])
+                for p in range(len(self.diff))]
+
+    def _use_batched_vjp(self, k: int, rows: np.ndarray, single) -> bool:
+        if getattr(self, "_batched_vjp_ok", None) is None:
+            self._ensure_linearized()
+            many = self.adapter.batched_vjp()
+            ok = many is not None and len(rows) >= 2
+            if ok:
+                trial = rows[[0, -1]]
+                try:
+                    gos = [np.zeros((2,) + f.shape) for f in self.f0]
+                    gos[k] = trial
+                    got = many(gos)
+                    want = [single(r) for r in trial]
+                    ok = all(
+                        (g is None) == (want[0][p] is None) and (g is None or np.allclose(
+                            g.astype(np.float64), np.stack([w[p] for w in want]).astype(
+                                np.float64), rtol=1e-6, atol=0, equal_nan=True))
+                        for p, g in enumerate(got))
+                except Exception:  # noqa: BLE001 - the user's function may raise anything
+                    ok = False
+            self._batched_vjp_ok = ok
+        return self._batched_vjp_ok
 
 
 def _same_rows(got: list, expected: list, eps: float) -> bool:

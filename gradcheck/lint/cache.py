@@ -22,7 +22,6 @@ _MAX_ENTRIES = 200_000
 def rules_fingerprint() -> str:
     """The gradcheck version plus the size and mtime of every rule source file."""
     import lint_rules
-
     from gradcheck import __version__
 
     parts = [__version__]

@@ -4,11 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import lint_rules
-from lint_rules.finding import Finding, LintSyntaxError
-
 from gradcheck.lint import noqa
 from gradcheck.lint.document import Document
 from gradcheck.lint.registry import IO_ERROR_CODE, IO_ERROR_NAME
+from lint_rules.finding import Finding, LintSyntaxError
 
 
 def io_error(message: str, line: int = 1, column: int = 1) -> Finding:
@@ -42,7 +41,7 @@ def check_document(document: Document, path: str, codes: frozenset[str], known: 
         return Outcome([io_error(f"syntax error: {error.message}", error.line, error.column)], warnings)
     except RecursionError:
         return Outcome([io_error("the file is nested too deeply to analyse")], warnings)
-    except Exception as error:  # a bug in a rule must not end the run
+    except Exception as error:  # noqa: BLE001  (a bug in a rule must not end the run)
         return Outcome([io_error(f"internal error in the rules ({type(error).__name__}: {error}); "
                                  "please report it")], warnings)
     kept = [f for f in found if f.code in codes and not suppressions.suppresses(f.line, f.code)]

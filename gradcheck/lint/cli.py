@@ -28,29 +28,29 @@ def _fail(message: str) -> None:
 
 
 def _summary(report, fixing: bool, diff: bool, unsafe: bool) -> str:
+    """The one-line summary printed on stderr."""
     remaining = len(report.findings)
     broken = sum(1 for result in report.results if result.has_error)
-    lines = []
+    parts = []
     if diff:
-        lines.append(f"Would fix {report.fixed} error{'s' * (report.fixed != 1)}."
+        parts.append(f"Would fix {report.fixed} error{'s' * (report.fixed != 1)}."
                      if report.fixed else "No errors would be fixed.")
     elif remaining or report.fixed:
-        fixed = f" ({report.fixed} fixed, {remaining} remaining)" if fixing else ""
         total = remaining + (report.fixed if fixing else 0)
-        lines.append(f"Found {total} error{'s' * (total != 1)}{fixed}.")
+        fixed = f" ({report.fixed} fixed, {remaining} remaining)" if fixing else ""
+        parts.append(f"Found {total} error{'s' * (total != 1)}{fixed}.")
         fixable = sum(1 for _, f in report.findings if f.fix is not None and (f.fix.safe or unsafe))
-        hidden = sum(1 for _, f in report.findings if f.fix is not None and not f.fix.safe
-                     and not unsafe)
+        hidden = sum(1 for _, f in report.findings
+                     if f.fix is not None and not f.fix.safe and not unsafe)
         if fixable and not fixing:
-            lines.append(f"[*] {fixable} fixable with the --fix option.")
+            parts.append(f"[*] {fixable} fixable with --fix.")
         if hidden:
-            lines.append(f"{hidden} hidden fix{'es' * (hidden != 1)} can be enabled with "
-                         "the --unsafe-fixes option.")
+            parts.append(f"{hidden} more fixable with --unsafe-fixes.")
     else:
-        lines.append("All checks passed!")
+        parts.append("All checks passed!")
     if broken:
-        lines.append(f"{broken} file{'s' * (broken != 1)} could not be checked (GC000).")
-    return "\n".join(lines)
+        parts.append(f"{broken} file{'s' * (broken != 1)} could not be checked (GC000).")
+    return " ".join(parts)
 
 
 @click.command("lint")

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lint_rules.finding import Edit
-
 from gradcheck.lint import notebook as nb
+from lint_rules.finding import Edit
 
 BOM = "\ufeff"
 

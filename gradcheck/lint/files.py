@@ -39,42 +39,45 @@ def _ancestor_ignores(directory: Path) -> list[IgnoreFile]:
 
 
 class _Walker:
+    """A directory walk on plain strings: pathlib costs too much per entry on big trees."""
+
     def __init__(self, finder: ConfigFinder, respect_gitignore: bool) -> None:
         self.finder = finder
         self.respect_gitignore = respect_gitignore
         self._excludes: dict[int, IgnoreFile] = {}
 
-    def _exclude_file(self, config: FileConfig) -> IgnoreFile:
+    def _exclude_file(self, directory: str) -> IgnoreFile:
+        config = self.finder.for_directory(Path(directory))
         key = id(config)
         if key not in self._excludes:
             self._excludes[key] = IgnoreFile(config.root.absolute(), list(config.exclude))
         return self._excludes[key]
 
-    def _skipped(self, path: Path, is_dir: bool, stack: list[IgnoreFile]) -> bool:
-        exclude = self._exclude_file(self.finder.for_directory(path.parent))
-        if exclude.decide(path, is_dir):
-            return True
-        return self.respect_gitignore and is_ignored(stack, path, is_dir)
-
-    def walk(self, directory: Path, stack: list[IgnoreFile], out: list[Path]) -> None:
-        if self.respect_gitignore and (directory / ".gitignore").is_file():
-            stack = stack + [IgnoreFile.read(directory / ".gitignore")]
+    def walk(self, directory: str, stack: list[IgnoreFile], out: list[str]) -> None:
+        gitignore = os.path.join(directory, ".gitignore")
+        if self.respect_gitignore and os.path.isfile(gitignore):
+            stack = stack + [IgnoreFile.read(Path(gitignore))]
         try:
             entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
         except OSError:
             return  # unreadable directory: nothing to lint in it
+        exclude = self._exclude_file(directory)
         for entry in entries:
-            path = directory / entry.name
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
                 is_file = not is_dir and entry.is_file()
             except OSError:
                 continue
+            if not is_dir and not (is_file and entry.name.endswith(SUFFIXES)):
+                continue
+            if exclude.decide(entry.path, is_dir):
+                continue
+            if self.respect_gitignore and is_ignored(stack, entry.path, is_dir):
+                continue
             if is_dir:
-                if not self._skipped(path, True, stack):
-                    self.walk(path, stack, out)
-            elif is_file and entry.name.endswith(SUFFIXES) and not self._skipped(path, False, stack):
-                out.append(path)
+                self.walk(entry.path, stack, out)
+            else:
+                out.append(entry.path)
 
 
 def discover(paths: list[Path], finder: ConfigFinder, *, respect_gitignore: bool = True) -> Discovery:
@@ -91,9 +94,10 @@ def discover(paths: list[Path], finder: ConfigFinder, *, respect_gitignore: bool
         if given.is_dir():
             absolute = given.absolute()
             stack = _ancestor_ignores(absolute) if respect_gitignore else []
-            found: list[Path] = []
-            walker.walk(absolute, stack, found)
-            files = [given / path.relative_to(absolute) for path in found]
+            found: list[str] = []
+            walker.walk(str(absolute), stack, found)
+            cut = len(str(absolute)) + 1
+            files = [given / path[cut:] for path in found]
         elif given.exists():
             files = [given]
         else:

@@ -4,9 +4,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 
-from lint_rules.finding import Edit, Finding
-
 from gradcheck.lint.document import Document, DocumentError
+from lint_rules.finding import Edit, Finding
 
 MAX_PASSES = 10  # a fix that never converges must not hang the run
 

@@ -5,12 +5,12 @@ import json
 from collections import Counter
 from xml.etree import ElementTree
 
-from lint_rules.finding import Finding
-
 from gradcheck.lint.registry import RuleInfo
 from gradcheck.lint.result import FileResult, Report
+from lint_rules.finding import Finding
 
 FORMATS = ("text", "json", "sarif", "github", "junit")
+# the schema URI that SARIF 2.1.0 consumers (GitHub code scanning) expect in "$schema"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
@@ -98,7 +98,6 @@ def render_sarif(report: Report, rules: list[RuleInfo], version: str) -> str:
     driver = {
         "name": "gradcheck",
         "version": version,
-        "informationUri": "https://pypi.org/project/gradcheck/",
         "rules": [{
             "id": rule.code,
             "name": rule.name,

@@ -5,6 +5,7 @@ The same matcher serves ``.gitignore`` files and the ``exclude`` settings.
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,9 +73,7 @@ def compile_pattern(line: str) -> Pattern | None:
     if not text or text.startswith("#"):
         return None
     negated = text.startswith("!")
-    if negated:
-        text = text[1:]
-    elif text.startswith("\\!") or text.startswith("\\#"):
+    if negated or text.startswith(("\\!", "\\#")):
         text = text[1:]
     directory_only = text.endswith("/")
     text = text.rstrip("/")
@@ -84,7 +83,7 @@ def compile_pattern(line: str) -> Pattern | None:
     text = text.lstrip("/")
     body = _translate_glob(text)
     prefix = "" if anchored else "(?:.*/)?"
-    return Pattern(re.compile(f"{prefix}{body}\\Z", re.S), negated, directory_only)
+    return Pattern(re.compile(f"{prefix}{body}\\Z", re.DOTALL), negated, directory_only)
 
 
 class IgnoreFile:
@@ -92,6 +91,7 @@ class IgnoreFile:
 
     def __init__(self, base: Path, lines: list[str]) -> None:
         self.base = base
+        self._prefix = _posix(str(base)).rstrip("/") + "/"
         self.patterns = [p for p in map(compile_pattern, lines) if p is not None]
 
     @classmethod
@@ -103,17 +103,20 @@ class IgnoreFile:
             lines = []
         return cls(path.parent, lines)
 
-    def decide(self, path: Path, is_dir: bool) -> bool | None:
+    def decide(self, path: Path | str, is_dir: bool) -> bool | None:
         """True if ignored, False if re-included by ``!``, None if no pattern matches.
 
         >>> from pathlib import Path
         >>> IgnoreFile(Path("/r"), ["*.log", "!keep.log"]).decide(Path("/r/a/keep.log"), False)
         False
         """
-        try:
-            relative = path.relative_to(self.base).as_posix()
-        except ValueError:
+        text = _posix(str(path))
+        if not text.startswith(self._prefix):
             return None
+        return self.decide_relative(text[len(self._prefix):], is_dir)
+
+    def decide_relative(self, relative: str, is_dir: bool) -> bool | None:
+        """:meth:`decide` for a ``/``-separated path relative to ``base``."""
         verdict = None
         for pattern in self.patterns:
             if pattern.directory_only and not is_dir:
@@ -123,7 +126,11 @@ class IgnoreFile:
         return verdict
 
 
-def is_ignored(stack: list[IgnoreFile], path: Path, is_dir: bool) -> bool:
+def _posix(path: str) -> str:
+    return path if os.sep == "/" else path.replace(os.sep, "/")
+
+
+def is_ignored(stack: list[IgnoreFile], path: Path | str, is_dir: bool) -> bool:
     """Deeper ignore files override shallower ones, as git does."""
     for ignore_file in reversed(stack):
         verdict = ignore_file.decide(path, is_dir)

@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lint_rules.finding import Finding
-
 from gradcheck.lint.registry import IO_ERROR_CODE
+from lint_rules.finding import Finding
 
 
 @dataclass

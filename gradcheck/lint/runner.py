@@ -47,7 +47,7 @@ class _Job:
     path: str
     display: str
     codes: frozenset[str]
-    data: bytes
+    data: bytes | None  # None: the worker reads the file itself
     notebook: bool
     write: bool  # write fixes back to ``path`` (False for stdin and --diff)
 
@@ -88,29 +88,36 @@ def _cell_messages(result: FileResult) -> FileResult:
 
 def _quick(job: _Job, known: set[str]) -> FileResult | None:
     """A result reached without the rules (decode error, or prefilter says no); else None."""
-    from lint_rules.prefilter import could_have_findings
-
     from gradcheck.lint.checker import io_error
+    from lint_rules.prefilter import could_have_findings
 
     try:
         document = parse(job.data, notebook=job.notebook)
     except DocumentError as error:
         return FileResult(job.display, [io_error(str(error))])
-    if job.codes and could_have_findings(document.program):
+    program = document.program
+    if job.codes and could_have_findings(program):
         return None
-    return FileResult(job.display, [], warnings_for(scan(document.program), known),
-                      cells=_cells(document))
+    # only unknown-code warnings are left to find; they need a "GC..." code in a comment
+    has_code = "GC" in program or "gc" in program
+    warnings = warnings_for(scan(program), known) if has_code else []
+    return FileResult(job.display, [], warnings, cells=_cells(document))
 
 
 def process(job: _Job, fixing: bool, unsafe: bool, known: set[str]) -> FileResult:
-    """Lint (and, when ``fixing``, fix) one file. Runs in a worker process."""
+    """Read, prefilter, lint (and, when ``fixing``, fix) one file. Runs in a worker."""
     from gradcheck.lint.checker import check_document, io_error
     from gradcheck.lint.fixes import fix_document, unified_diff
 
-    try:
-        document = parse(job.data, notebook=job.notebook)
-    except DocumentError as error:
-        return FileResult(job.display, [io_error(str(error))])
+    if job.data is None:
+        try:
+            job = dataclasses.replace(job, data=Path(job.path).read_bytes())
+        except OSError as error:
+            return FileResult(job.display, [io_error(f"cannot read: {error.strerror}")])
+    quick = _quick(job, known)
+    if quick is not None:
+        return quick
+    document = parse(job.data, notebook=job.notebook)
     warnings: list[tuple[int, str]] = []
 
     def lint(doc: Document) -> list:
@@ -133,24 +140,41 @@ def process(job: _Job, fixing: bool, unsafe: bool, known: set[str]) -> FileResul
     return _cell_messages(result)
 
 
-def _process_star(args: tuple) -> FileResult:
-    return process(*args)
+def _process_chunk(chunk: list[_Job], fixing: bool, unsafe: bool, known: set[str]) -> list[FileResult]:
+    return [process(job, fixing, unsafe, known) for job in chunk]
+
+
+def _size(job: _Job) -> int:
+    if job.data is not None:
+        return len(job.data)
+    try:
+        return os.stat(job.path).st_size
+    except OSError:
+        return 0
 
 
 def _run_jobs(jobs: list[_Job], workers: int, fixing: bool, unsafe: bool, known: set[str]) -> list[FileResult]:
+    """Process ``jobs``, in a process pool when there is enough source to pay for one."""
     import lint_rules  # noqa: F401  (loaded before forking so workers share it)
 
-    jobs = sorted(jobs, key=lambda job: len(job.data), reverse=True)  # largest first
-    work = [(job, fixing, unsafe, known) for job in jobs]
-    total = sum(len(job.data) for job in jobs)
-    if workers <= 1 or len(jobs) < 2 or total < PARALLEL_MIN_BYTES:
-        return [_process_star(item) for item in work]
+    sizes = {id(job): _size(job) for job in jobs}
+    jobs = sorted(jobs, key=lambda job: sizes[id(job)], reverse=True)
+    if workers <= 1 or len(jobs) < 2 or sum(sizes.values()) < PARALLEL_MIN_BYTES:
+        return _process_chunk(jobs, fixing, unsafe, known)
     import multiprocessing
 
+    # NOTE: round-robin chunks over the size-sorted list give every chunk a share of the
+    # large files, so no worker is left with all of them
+    count = min(len(jobs), workers * 4)
+    chunks = [jobs[i::count] for i in range(count)]
     method = "fork" if sys.platform.startswith("linux") else None
     context = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
-        return list(pool.map(_process_star, work))
+    results: list[FileResult] = []
+    with ProcessPoolExecutor(max_workers=min(workers, count), mp_context=context) as pool:
+        futures = [pool.submit(_process_chunk, chunk, fixing, unsafe, known) for chunk in chunks]
+        for future in futures:
+            results.extend(future.result())
+    return results
 
 
 def _from_cache(display: str, value: dict) -> FileResult:
@@ -208,27 +232,24 @@ def lint_paths(options: LintOptions) -> Report:
         display = _display(path)
         codes = settings.codes_for(path)
         notebook = path.suffix == ".ipynb"
+        write = options.fix and not options.diff
+        if cache is None:
+            pending.append(_Job(str(path), display, codes, None, notebook, write))
+            continue
         try:
             data = path.read_bytes()
         except OSError as error:
             results.append(FileResult(display, [io_error(f"cannot read: {error.strerror}")]))
             continue
-        key = entry_key(data, notebook, codes) if cache is not None else ""
-        hit = cache.get(key) if cache is not None else None
+        key = entry_key(data, notebook, codes)
+        hit = cache.get(key)
         if hit is not None:
             cached = _from_cache(display, hit)
             if not fixing or not any(applicable(f, options.unsafe_fixes) for f in cached.findings):
                 results.append(cached)
                 continue
-        job = _Job(str(path), display, codes, data, notebook, options.fix and not options.diff)
-        quick = _quick(job, known)
-        if quick is None:
-            pending.append(job)
-            keys[display] = key
-            continue
-        results.append(quick)
-        if cache is not None:
-            cache.put(key, _to_cache(quick))
+        pending.append(_Job(str(path), display, codes, data, notebook, write))
+        keys[display] = key
     workers = options.jobs or os.cpu_count() or 1
     for result in _run_jobs(pending, workers, fixing, options.unsafe_fixes, known):
         results.append(result)

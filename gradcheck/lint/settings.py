@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,8 @@ class Settings:
         self.overrides = overrides
         self.finder = finder
         self._base: dict[int, frozenset[str]] = {}
+        self._config_by_dir: dict[str, FileConfig] = {}
+        self._cwd = os.getcwd()
         # validate the command line once, even when no file is linted
         resolve(rules, select=overrides.select, extend_select=overrides.extend_select,
                 ignore=overrides.ignore, origin="--")
@@ -64,14 +67,19 @@ class Settings:
         >>> sorted(s.codes_for(Path("x.py")))
         ['GC001']
         """
-        config = self.finder.for_file(path)
+        text = str(path)
+        absolute = text if os.path.isabs(text) else os.path.join(self._cwd, text)
+        directory = os.path.dirname(absolute)
+        config = self._config_by_dir.get(directory)
+        if config is None:
+            config = self._config_by_dir[directory] = self.finder.for_directory(Path(directory))
         codes = self._codes_for_config(config)
         if not config.per_file_ignores:
             return codes
         try:
-            relative = path.absolute().relative_to(config.root.absolute()).as_posix()
+            relative = Path(absolute).relative_to(config.root.absolute()).as_posix()
         except ValueError:
-            relative = path.as_posix()
+            relative = Path(text).as_posix()
         dropped: set[str] = set()
         for glob, selectors in config.per_file_ignores:
             if _matches(glob, relative):

@@ -6,6 +6,8 @@ may return gradients in the broadcast shape: the engine sums them back to each i
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from gradcheck.ref import ops
@@ -236,8 +238,22 @@ def _extreme(ctx, g):
     return (_keep(g, ctx.dim, a.ndim, ctx.keepdim) * share,)
 
 
+def _dof_check(a, dim, correction, name):
+    n = a.size if dim is None else int(np.prod([a.shape[d] for d in dim]))
+    if n - correction <= 0:
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+            "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=4)
+        return False
+    return True
+
+
 def _var_forward(a, dim, correction, keepdim):
-    return a.var(axis=dim, ddof=correction, keepdims=keepdim)
+    if _dof_check(a, dim, correction, "var"):
+        return a.var(axis=dim, ddof=correction, keepdims=keepdim)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return a.var(axis=dim, ddof=correction, keepdims=keepdim)
 
 
 def _var(ctx, g):
@@ -245,12 +261,17 @@ def _var(ctx, g):
     n = _count(a.shape, ctx.dim)
     centered = a - a.mean(ctx.dim, keepdim=True)
     # NOTE: with n <= correction torch's factor is inf and the gradient nan; float64 keeps that.
-    factor = np.float64(2.0) / np.float64(max(n - ctx.correction, 0))
-    return (_keep(g, ctx.dim, a.ndim, ctx.keepdim) * centered * float(factor),)
+    dof = n - ctx.correction
+    factor = 2.0 / dof if dof > 0 else float("inf")
+    return (_keep(g, ctx.dim, a.ndim, ctx.keepdim) * centered * factor,)
 
 
 def _std_forward(a, dim, correction, keepdim):
-    return a.std(axis=dim, ddof=correction, keepdims=keepdim)
+    if _dof_check(a, dim, correction, "std"):
+        return a.std(axis=dim, ddof=correction, keepdims=keepdim)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return a.std(axis=dim, ddof=correction, keepdims=keepdim)
 
 
 def _std(ctx, g):
@@ -259,8 +280,10 @@ def _std(ctx, g):
     centered = a - a.mean(ctx.dim, keepdim=True)
     r = _keep(ctx.result, ctx.dim, a.ndim, ctx.keepdim)
     # NOTE: torch masks the gradient to 0 where the std is 0 (instead of 0/0).
-    scale = _where(r == 0, 0.0, _keep(g, ctx.dim, a.ndim, ctx.keepdim) / r)
-    return (scale * centered / float(np.float64(1.0) * max(n - ctx.correction, 0)),)
+    zero = r == 0
+    scale = _where(zero, 0.0, _keep(g, ctx.dim, a.ndim, ctx.keepdim) / _where(zero, 1.0, r))
+    dof = n - ctx.correction
+    return (scale * centered * (1.0 / dof if dof > 0 else float("inf")),)
 
 
 def _norm_forward(a, dim, keepdim):
@@ -277,7 +300,8 @@ def _norm(ctx, g):
     a = _x(ctx)
     r = _keep(ctx.result, ctx.dim, a.ndim, ctx.keepdim)
     # NOTE: torch's subgradient of the 2-norm at 0 is 0, not 0/0.
-    return (_keep(g, ctx.dim, a.ndim, ctx.keepdim) * _where(r == 0, 0.0, a / r),)
+    zero = r == 0
+    return (_keep(g, ctx.dim, a.ndim, ctx.keepdim) * _where(zero, 0.0, a / _where(zero, 1.0, r)),)
 
 
 def _select_forward(a, dim, keepdim, indices):
@@ -333,6 +357,11 @@ def _getitem(ctx, g):
     return (ops.index_backward(g, ctx.in_meta[0][0], ctx.index),)
 
 
+def _getitem_advanced(ctx, g):
+    ctx.saved_tensors  # noqa: B018 - torch keeps the indices as saved tensors: check not freed
+    return _getitem(ctx, g)
+
+
 def _index_backward_forward(g, shape, index):
     out = np.zeros(shape, dtype=g.dtype)
     if ops.is_basic_index(index):
@@ -343,7 +372,7 @@ def _index_backward_forward(g, shape, index):
 
 
 def _index_backward(ctx, g):
-    return (g[ops._wrap_index(ctx.index)],)
+    return (g[ctx.index],)
 
 
 def _index_put_forward(a, v, index):
@@ -353,7 +382,7 @@ def _index_put_forward(a, v, index):
 
 
 def _index_put(ctx, g):
-    index = ops._wrap_index(ctx.index)
+    index = ctx.index
     ga = gv = None
     if ctx.needs_input_grad[0]:
         ga = ops.index_put(g, index, ops.zeros_like_shape(g, ()))
@@ -501,8 +530,11 @@ TABLE = {
     "to": _unary("ToCopyBackward0", lambda a, dtype: a.astype(dtype), _identity, False),
     "clone": _unary("CloneBackward0", np.copy, _identity, False),
     "sum": _unary("SumBackward1", _sum_forward, _sum, False),
+    "sum_all": _unary("SumBackward0", _sum_forward, _sum, False),
     "mean": _unary("MeanBackward1", lambda a, dim, keepdim: a.mean(axis=dim, keepdims=keepdim),
                    _mean, False),
+    "mean_all": _unary("MeanBackward0", lambda a, dim, keepdim: a.mean(axis=dim, keepdims=keepdim),
+                       _mean, False),
     "amax": _unary("AmaxBackward0", lambda a, dim, keepdim: a.max(axis=dim, keepdims=keepdim),
                    _extreme, True, True),
     "amin": _unary("AminBackward0", lambda a, dim, keepdim: a.min(axis=dim, keepdims=keepdim),
@@ -524,7 +556,8 @@ TABLE = {
                   view=True),
     "unsqueeze": Op("UnsqueezeBackward0", lambda a, dim: np.expand_dims(a, dim), _back_to_shape,
                     view=True),
-    "getitem": Op("IndexBackward0", lambda a, index: a[index], _getitem, on_error=_index_error),
+    "getitem": Op("IndexBackward0", lambda a, index: a[index], _getitem_advanced,
+                  on_error=_index_error),
     "getitem_view": Op("SliceBackward0", lambda a, index: a[index], _getitem, view=True,
                        on_error=_index_error),
     "index_backward": Op("IndexBackwardBackward0", _index_backward_forward, _index_backward),

@@ -13,12 +13,14 @@ _THRESHOLD = 1000
 
 
 def _float_formatter(values: np.ndarray):
+    """torch's _Formatter: the format and width come from the nonzero finite values only."""
     finite = values[np.isfinite(values)]
-    nonzero = np.abs(finite[finite != 0]).astype(np.float64)
-    int_mode = bool(np.all(finite == np.ceil(finite)))
+    nonzero = finite[finite != 0]
+    int_mode = bool(np.all(nonzero == np.ceil(nonzero)))
     sci = False
     if nonzero.size:
-        hi, lo = float(nonzero.max()), float(nonzero.min())
+        magnitudes = np.abs(nonzero)
+        hi, lo = float(magnitudes.max()), float(magnitudes.min())
         sci = hi / lo > 1000.0 or hi > 1.0e8 or (not int_mode and lo < 1.0e-4)
 
     def fmt(v: float) -> str:
@@ -28,17 +30,17 @@ def _float_formatter(values: np.ndarray):
             return f"{v:.4e}"
         return f"{v:.0f}." if int_mode else f"{v:.4f}"
 
-    return fmt
+    width = max((len(fmt(v)) for v in nonzero.tolist()), default=1)
+    return fmt, width
 
 
 def _scalar_formatter(array: np.ndarray):
+    sample = _sample(array).ravel()
     if array.dtype.kind == "f":
-        fmt = _float_formatter(array.astype(np.float64).ravel())
-    elif array.dtype.kind == "b":
-        fmt = str
+        fmt, width = _float_formatter(sample.astype(np.float64))
     else:
-        fmt = lambda v: str(int(v))  # noqa: E731
-    width = max((len(fmt(v)) for v in _sample(array).ravel().tolist()), default=0)
+        fmt = str if array.dtype.kind == "b" else (lambda v: str(int(v)))
+        width = max((len(fmt(v)) for v in sample.tolist()), default=1)
     return lambda v: fmt(v).rjust(width)
 
 

@@ -141,6 +141,15 @@ def add(input, other, *, alpha=1):  # noqa: A002
 
 def sub(input, other, *, alpha=1):  # noqa: A002
     """input - alpha * other."""
+    bools = builtins.sum(1 for v in (input, other) if isinstance(v, (bool, np.bool_)) or (
+        isinstance(v, Tensor) and v._data.dtype == np.bool_))
+    if bools == 2:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if bools == 1:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
     if alpha != 1:
         other = mul(other, alpha)
     return _sub(input, other)
@@ -301,7 +310,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001, A002
     """
     if dtype is not None:
         input = _cast(input, dt.as_dtype(dtype))
-    return apply(TABLE["sum"], input, dim=_dims(dim, input._data.ndim), keepdim=keepdim)
+    dims = _dims(dim, input._data.ndim)
+    return apply(TABLE["sum" if dims else "sum_all"], input, dim=dims, keepdim=keepdim)
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
@@ -313,7 +323,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
             f"complex dtype. Got: {input.dtype._tensor_type.replace('Tensor', '')}"
         )
-    return apply(TABLE["mean"], input, dim=_dims(dim, input._data.ndim), keepdim=keepdim)
+    dims = _dims(dim, input._data.ndim)
+    return apply(TABLE["mean" if dims else "mean_all"], input, dim=dims, keepdim=keepdim)
 
 
 def amax(input, dim=(), keepdim=False):  # noqa: A002

@@ -6,7 +6,7 @@ arrays. Built in: torch on ``cpu``/``cuda`` and the reference engine on ``cpu`` 
 ``cuda`` (CuPy). ``register_device`` adds more; ``SimulatedDevice`` is a controllable second
 device that runs on CPU, so parity logic can be tested where no GPU exists.
 
->>> get_backend("torch", "cpu").name  # doctest: +SKIP
+>>> get_backend("ref", "cpu").name
 'cpu'
 """
 from __future__ import annotations

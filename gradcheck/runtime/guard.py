@@ -16,8 +16,10 @@ when the next backward pass or ``step()`` runs, not when it happens; on the refe
 in-place zeroing that bypasses the optimizer is not seen; an unscaled loss is invisible to counts
 (use ``check_training_step`` with a ``loss_fn``).
 
->>> import torch  # doctest: +SKIP
->>> opt = guard(torch.optim.SGD(torch.nn.Linear(2, 1).parameters(), lr=0.1))  # doctest: +SKIP
+>>> import gradcheck.ref as torch
+>>> with guard(torch.optim.SGD(torch.nn.Linear(2, 1).parameters(), lr=0.1)) as opt:
+...     opt.findings
+[]
 """
 from __future__ import annotations
 
@@ -86,12 +88,13 @@ def guard(
 
     Use it as ``with guard(opt): ...`` or keep the returned stand-in: ``opt = guard(opt)``.
 
-    >>> import torch  # doctest: +SKIP
-    >>> model = torch.nn.Linear(2, 1)  # doctest: +SKIP
-    >>> opt = guard(torch.optim.SGD(model.parameters(), lr=0.1))  # doctest: +SKIP
-    >>> opt.step()  # no backward yet  # doctest: +SKIP
+    >>> import gradcheck.ref as torch
+    >>> model = torch.nn.Linear(2, 1)
+    >>> opt = guard(torch.optim.SGD(model.parameters(), lr=0.1))
+    >>> opt.step()  # no backward() yet  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     gradcheck.runtime.guard.GradGuardError: SGD.step() ran with no backward() ...
+    >>> opt.remove()
     """
     if isinstance(optimizer, GradGuard):
         raise TypeError("this optimizer is already guarded; call guard() once per optimizer")

@@ -7,8 +7,7 @@ the last place of the largest magnitude. Each device also runs ``runs`` times wi
 inputs; any difference between runs is nondeterminism, an error when deterministic algorithms
 are requested and a warning otherwise.
 
->>> import torch  # doctest: +SKIP
->>> check_parity(lambda x: (x * x).sum(), [np.ones(3)], devices=("cpu",)).passed  # doctest: +SKIP
+>>> check_parity(lambda x: (x * x).sum(), [np.ones(3)], framework="ref", devices=("cpu",)).passed
 True
 """
 from __future__ import annotations
@@ -87,7 +86,11 @@ def check_parity(
     ``inputs`` are arrays (or tensors, copied to float64); ``fn`` maps framework tensors to one
     tensor. Raises ``DeviceUnavailable`` with the reason when a device cannot run here.
 
-    >>> report = check_parity(lambda x: x.sin().sum(), [np.ones(4)], devices=("cpu",))  # doctest: +SKIP
+    >>> from gradcheck.runtime.devices import RefDevice, SimulatedDevice
+    >>> sim = SimulatedDevice(RefDevice("cpu"), output_error=(0, 0.1))  # a device-only bug
+    >>> report = check_parity(lambda x: x.sin(), [np.ones(4)], framework="ref", devices=(sim,))
+    >>> [(p.kind, p.quantity, p.index) for p in report.problems]
+    [('accuracy', 'output', 0)]
     """
     if runs < 2:
         raise ValueError(f"runs must be at least 2 to measure run-to-run spread, got {runs}")

@@ -15,8 +15,6 @@ reset since the previous pass). That gives, per parameter, the ledger of contrib
 
 Reading the gradient at step time (instead of the parameter update) keeps the verdict independent
 of the optimizer, so SGD, Adam and friends are judged alike.
-
->>> import gradcheck.ref as torch  # doctest: +SKIP
 """
 from __future__ import annotations
 
@@ -85,13 +83,16 @@ def check_training_step(
     restored afterwards, whatever happens; state the step owns (a counter in its closure, a
     GradScaler, an LR scheduler) is not.
 
-    >>> import torch  # doctest: +SKIP
-    >>> model = torch.nn.Linear(2, 1)  # doctest: +SKIP
-    >>> opt = torch.optim.SGD(model.parameters(), lr=0.1)  # doctest: +SKIP
-    >>> def step(batch):  # doctest: +SKIP
-    ...     opt.zero_grad(); model(batch).sum().backward(); opt.step()
-    >>> check_training_step(step, model, opt, [torch.ones(1, 2)] * 3).passed  # doctest: +SKIP
-    True
+    >>> import gradcheck.ref as torch
+    >>> model = torch.nn.Linear(2, 1)
+    >>> opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    >>> def step(batch):
+    ...     model(batch).sum().backward()  # no zero_grad(): stale gradients
+    ...     opt.step()
+    >>> report = check_training_step(step, model, opt, [torch.ones(1, 2)] * 3,
+    ...                              raise_on_failure=False)
+    >>> sorted(report.kinds), report.problems[0].batch
+    (['stale_gradients'], 1)
     """
     batches = _validate(step, batches, accumulation_steps)
     names_by_id = {id(p): name for name, p in adapter.named_parameters(model)}

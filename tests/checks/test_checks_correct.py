@@ -68,8 +68,8 @@ def test_a_wrong_gradient_next_to_a_kink_still_fails():
 @pytest.mark.parametrize("mode", MODES)
 def test_values_around_1e3(mode):
     x = np.random.default_rng(3).uniform(900, 1100, 12)
-    fn = lambda x: np.sin(x) * x * x  # noqa: E731
-    vjp = lambda g, x: (g * (np.cos(x) * x * x + 2 * x * np.sin(x)),)  # noqa: E731
+    fn = lambda x: np.sin(x) * x * x
+    vjp = lambda g, x: (g * (np.cos(x) * x * x + 2 * x * np.sin(x)),)
     assert check_grad(fn, x, vjp=vjp, mode=mode).passed
 
 
@@ -102,7 +102,7 @@ def test_torch_float32_functions_pass(mode):
     gen = torch.Generator().manual_seed(0)
     x = torch.randn(40, generator=gen, requires_grad=True)
     w = torch.randn(40, 16, generator=gen, requires_grad=True)
-    fn = lambda x, w: torch.softmax(torch.tanh(x @ w), 0) * torch.exp(x[:16])  # noqa: E731
+    fn = lambda x, w: torch.softmax(torch.tanh(x @ w), 0) * torch.exp(x[:16])
     result = check_grad(fn, (x, w), mode=mode)
     assert result.passed and result.eval_dtype == "float64"
 
@@ -124,7 +124,7 @@ def test_torch_kinks_and_ties(mode):
     torch = pytest.importorskip("torch")
     x = torch.tensor([0.0, 2.0, 2.0, -1.0, 1e-8], dtype=torch.float64, requires_grad=True)
     y = torch.tensor([0.0, 2.0, 1.0, 3.0, 0.0], dtype=torch.float64, requires_grad=True)
-    fn = lambda x, y: torch.relu(x) + torch.maximum(x, y) + torch.abs(y)  # noqa: E731
+    fn = lambda x, y: torch.relu(x) + torch.maximum(x, y) + torch.abs(y)
     with pytest.warns(NondifferentiableWarning):
         result = check_grad(fn, (x, y), mode=mode)
     assert result.passed

@@ -11,7 +11,7 @@ def test_jax_functions_and_a_buggy_custom_vjp():
     rng = np.random.default_rng(0)
     x = jnp.asarray(rng.standard_normal(6), dtype=jnp.float32)
     w = jnp.asarray(rng.standard_normal((6, 3)), dtype=jnp.float32)
-    fn = lambda x, w: jnp.tanh(x @ w)  # noqa: E731
+    fn = lambda x, w: jnp.tanh(x @ w)
     for mode in ["full", "fast"]:
         result = check_grad(fn, (x, w), mode=mode)
         assert result.passed and result.framework == "jax" and result.eval_dtype == "float64"
@@ -89,7 +89,7 @@ def test_engine_float32_and_batching_by_broadcast():
 
 def test_unbatchable_numpy_function_falls_back_to_a_loop():
     x = np.linspace(0.5, 1.5, 6)
-    fn = lambda x: x / x.max()  # noqa: E731 - mixes rows if given a batch
+    fn = lambda x: x / x.max()
 
     def vjp(g, x):
         top = np.argmax(x)

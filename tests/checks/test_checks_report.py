@@ -89,7 +89,7 @@ def test_fast_mode_costs_less_than_full_mode():
 
 def test_explicit_tolerances_override_the_estimate():
     x = np.array([0.3, 0.6])
-    vjp = lambda g, x: (1.001 * g * np.cos(x),)  # noqa: E731
+    vjp = lambda g, x: (1.001 * g * np.cos(x),)
     assert not check_grad(np.sin, x, vjp=vjp, raise_on_failure=False).passed
     assert check_grad(np.sin, x, vjp=vjp, rtol=1e-2).passed
     assert check_grad(np.sin, x, vjp=vjp, atol=1e-2, mode="fast").passed

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import collections
 import os
+import re
 import runpy
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,21 @@ def test_fixture_gives_exactly_the_expected_findings(golden: Any, golden_fixture
             )
 
 
+def test_messages_tell_the_story_in_the_codes_own_terms(golden_fixture: Path) -> None:
+    """The issue asks for messages that quote the code and give line numbers."""
+    source = golden_fixture.read_text(encoding="utf-8")
+    compact = "".join(source.split())
+    for f in lint_rules.check_source(source, golden_fixture.name):
+        where = f"{golden_fixture.stem}:{f.line}:{f.column} {f.code}"
+        cited = [int(n) for n in re.findall(r"\bline (\d+)", f.message)]
+        assert cited, f"{where}: the message cites no line number: {f.message}"
+        assert all(1 <= n <= len(source.splitlines()) for n in cited), f"{where}: {cited}"
+        quoted = re.findall(r"`([^`]+)`", f.message)
+        assert any("".join(q.split()) in compact for q in quoted), (
+            f"{where}: the message quotes none of the code: {f.message}"
+        )
+
+
 # --- the oracle itself is well formed -------------------------------------------------------
 
 
@@ -109,7 +125,7 @@ def test_fixture_is_named_and_headed_by_kind(golden: Any, golden_fixture: Path) 
 
 def test_fixture_is_a_realistic_valid_program(golden_fixture: Path) -> None:
     source = golden_fixture.read_text(encoding="utf-8")
-    ast.parse(source, filename=golden_fixture.name)
+    ast.parse(source, filename=golden_fixture.name, feature_version=(3, 10))
     n_lines = len(source.splitlines())
     assert 30 <= n_lines <= 120, f"{golden_fixture.stem}: {n_lines} lines; keep fixtures 30-120"
 
@@ -129,6 +145,28 @@ def test_expected_positions_point_into_the_fixture(golden: Any, golden_fixture: 
             f"{where} does not point at the start of a name or call: {text!r}"
         )
     assert len({e.key for e in expected}) == len(expected), f"{golden_fixture.stem}: duplicates"
+
+
+# What the reported node must look like, per code (guards the oracle against off-by-one lines).
+_NODE_SHAPE = {
+    "GC001": re.compile(
+        r"^(\w[\w.]*\.zero_grad\(|\w[\w.]*\.grad(\.data)?(\.zero_\(\)| = None)|for )"
+    ),
+    "GC002": re.compile(r"^\w[\w.]*\.step\("),
+    "GC003": re.compile(r"^\w[\w.]*\.zero_grad\("),
+    "GC004": re.compile(r"^[\w.]+ \+= \w+$"),
+}
+
+
+def test_expected_positions_point_at_the_right_kind_of_node(
+    golden: Any, golden_fixture: Path
+) -> None:
+    lines = golden_fixture.read_text(encoding="utf-8").splitlines()
+    for e in _expected(golden, golden_fixture):
+        node = lines[e.line - 1][e.column - 1 :].split(";")[0].split("  #")[0].rstrip()
+        assert _NODE_SHAPE[e.code].match(node), (
+            f"{golden_fixture.stem}:{e.line}:{e.column} {e.code} points at {node!r}"
+        )
 
 
 def test_every_code_is_exercised_by_several_bad_fixtures(golden: Any) -> None:

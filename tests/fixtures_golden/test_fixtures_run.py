@@ -9,10 +9,12 @@ The `run(name, backend, **kwargs)` fixture and the `backend` parametrization com
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 X = np.array([1.0, 2.0, 3.0])  # the y = 2x data of the *_script and amp fixtures
 Y = 2.0 * X
@@ -45,15 +47,25 @@ def test_runnable_fixture_runs_and_returns_observations(
 # --- GC001, straight line: the weights never move ------------------------------------------
 
 
-def test_zero_between_backward_and_step_freezes_the_weights(run: Callable, backend: str) -> None:
-    bug = run("bad_zero_between_straight_script", backend)
-    twin = run("good_zero_top_script", backend)
-    assert np.allclose(bug["weights"], bug["weights"][0]) and np.allclose(
-        bug["biases"], bug["biases"][0]
-    )
+@pytest.mark.parametrize(
+    ("bad", "good"),
+    [
+        ("bad_zero_between_straight_script", "good_zero_top_script"),
+        ("bad_zero_between_manual_params", "good_manual_params_zero_after_step"),
+    ],
+)
+def test_zero_between_backward_and_step_freezes_the_weights(
+    run: Callable, backend: str, bad: str, good: str
+) -> None:
+    bug = run(bad, backend)
+    twin = run(good, backend)
+    assert np.allclose(bug["weights"], bug["weights"][0])
+    assert np.allclose(bug["biases"], bug["biases"][0])
     assert np.allclose(bug["losses"], bug["losses"][0]), "the loss cannot change"
     assert abs(bug["grads"][0][0]) > 1.0, "backward did produce a gradient; step never used it"
     assert twin["weights"][0] == bug["weights"][0], "same initial weights on both sides"
+    applied, fresh = _applied_vs_fresh(twin)
+    assert np.allclose(applied, fresh, atol=1e-4), "the twin applies exactly the fresh gradient"
     assert _is_monotone_decreasing(twin["losses"])
     assert twin["losses"][-1] < 0.1 * twin["losses"][0]
 
@@ -206,3 +218,11 @@ def test_critic_zeroed_before_inner_loop_accumulates_within_it(run: Callable, ba
     for window in bug.reshape(-1, n_critic):
         # Within one generator step the critic's gradient is the sum of 1, 2, 3 backward passes.
         assert window[1] > 1.6 * window[0] and window[2] > 2.4 * window[0], window
+
+
+def test_engine_binding_is_temporary(run: Callable) -> None:
+    before = {k: v for k, v in sys.modules.items() if k == "torch" or k.startswith("torch.")}
+    run("good_zero_top_script", "ref")
+    after = {k: v for k, v in sys.modules.items() if k == "torch" or k.startswith("torch.")}
+    assert after.keys() == before.keys()
+    assert all(after[k] is before[k] for k in before), "real torch modules are restored"

@@ -67,7 +67,7 @@ def run_subprocess(args: list[str], cwd: Path, input: bytes | None = None,
     """Run ``gradcheck`` as a real process (the module has no ``__main__`` guard)."""
     command = [sys.executable, "-c", "from gradcheck.cli import main; main()", *args]
     return subprocess.run(command, cwd=cwd, input=input, capture_output=True, timeout=120,
-                          env={**os.environ, **(env or {})})
+                          env={**os.environ, **(env or {})}, check=False)
 
 
 def write(root: Path, files: dict[str, str | bytes]) -> Path:

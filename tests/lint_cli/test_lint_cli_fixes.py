@@ -98,10 +98,9 @@ def test_fix_keeps_unfixable_findings_and_reports_them(project, kit, fake_rules)
 
 
 def test_overlapping_fixes_are_applied_over_several_passes(project, kit):
-    from lint_rules.finding import Edit, Finding, Fix
-
     from gradcheck.lint.document import Document
     from gradcheck.lint.fixes import fix_document
+    from lint_rules.finding import Edit, Finding, Fix
 
     def lint(document: Document) -> list[Finding]:
         text = document.program

@@ -62,10 +62,9 @@ def test_github_annotations(tree, kit):
 
 
 def test_github_escapes_newlines_and_percent(kit):
-    from lint_rules.finding import Finding
-
     from gradcheck.lint.formats import render_github
     from gradcheck.lint.result import FileResult, Report
+    from lint_rules.finding import Finding
 
     report = Report([FileResult("a,b.py", [Finding(1, 1, "GC001", "r", "50% done\nnext")])])
     out = render_github(report)

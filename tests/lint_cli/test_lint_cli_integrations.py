@@ -16,8 +16,7 @@ def _pytest(project: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:gradcheck-device",
          "-q", *args],
-        cwd=project, capture_output=True, text=True, timeout=120,
-    )
+        cwd=project, capture_output=True, text=True, timeout=120, check=False)
 
 
 def test_pytest_gradcheck_lint_makes_one_item_per_file(project, kit):
@@ -101,8 +100,7 @@ def test_pre_commit_try_repo_fails_on_bad_and_passes_on_good(tmp_path, kit):
     def try_repo(*files: str) -> subprocess.CompletedProcess:
         return subprocess.run(
             [pre_commit, "try-repo", str(snapshot), "gradcheck-lint", "--files", *files],
-            cwd=user, env=env, capture_output=True, text=True, timeout=600,
-        )
+            cwd=user, env=env, capture_output=True, text=True, timeout=600, check=False)
 
     bad = try_repo("bad.py")
     assert bad.returncode == 1, bad.stdout + bad.stderr

@@ -23,13 +23,13 @@ def _notebook(cells: list[tuple[str, str]]) -> dict:
 
 CELLS = [
     ("markdown", "# Training — a notebook\n"),
-    ("code", "%matplotlib inline\n!pip install torch\nimport torch\n"
-             "model = torch.nn.Linear(4, 1)\n"
-             "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)"),
+    ("code", ("%matplotlib inline\n!pip install torch\nimport torch\n"
+              "model = torch.nn.Linear(4, 1)\n"
+              "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)")),
     ("code", "%%time\nthis is not python at all\n"),
-    ("code", "files = !ls\nfor step in range(10):\n    x = torch.randn(8, 4)\n"
-             "    loss = model(x).pow(2).mean()\n    loss.backward()\n    %time optimizer.step()\n"
-             "    optimizer.step()"),
+    ("code", ("files = !ls\nfor step in range(10):\n    x = torch.randn(8, 4)\n"
+              "    loss = model(x).pow(2).mean()\n    loss.backward()\n    %time optimizer.step()\n"
+              "    optimizer.step()")),
 ]
 
 

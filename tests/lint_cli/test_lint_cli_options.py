@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from gradcheck import exitcodes
 
 

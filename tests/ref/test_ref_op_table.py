@@ -11,13 +11,15 @@ from typing import Callable
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import gradcheck.ref as ref
 
-SIDE = 4
+SIDE = 3
+# Two property tests per op row: half the profile's budget each keeps the table fast.
+HALF = max(10, settings.default.max_examples // 2)
 
 
 @dataclass
@@ -232,7 +234,9 @@ ROWS = [
     Row("transpose", lambda m, a, dim0, dim1: a.transpose(dim0, dim1), min_dims=1,
         params=_transpose_kw),
     Row("permute", lambda m, a, dims: a.permute(*dims), min_dims=1, params=_permute_kw),
-    Row("T", lambda m, a: a.T),
+    Row("T", lambda m, a: a.T, min_dims=2, shapes=lambda: _shapes(1, 2).filter(
+        lambda s: len(s[0]) == 2)),
+    Row("mT", lambda m, a: a.mT, min_dims=2),
     Row("squeeze", lambda m, a: a.squeeze()),
     Row("unsqueeze", lambda m, a, dim: a.unsqueeze(dim), params=lambda s: st.fixed_dictionaries(
         {"dim": st.integers(-len(s[0]) - 1, len(s[0]))})),
@@ -255,6 +259,11 @@ ROWS = [
 ]
 
 
+def _flush(value: float) -> float:
+    # Magnitudes below 1e-100 only probe underflow in squares, where torch itself is inexact.
+    return 0.0 if abs(value) < 1e-100 else value
+
+
 @st.composite
 def _case(draw, row: Row):
     shapes = draw(row.shapes() if row.shapes else _shapes(row.n, row.min_dims))
@@ -266,7 +275,7 @@ def _case(draw, row: Row):
     lows = row.lo if isinstance(row.lo, tuple) else (row.lo,) * row.n
     highs = row.hi if isinstance(row.hi, tuple) else (row.hi,) * row.n
     arrays = [
-        draw(hnp.arrays(np.float64, shape, elements=st.floats(lo, hi, allow_subnormal=False)))
+        draw(hnp.arrays(np.float64, shape, elements=st.floats(lo, hi).map(_flush)))
         for shape, lo, hi in zip(shapes, lows, highs)
     ]
     return arrays, params
@@ -296,7 +305,9 @@ def _check_no_mutation_or_alias(leaves, arrays, up, upstream):
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
+@settings(max_examples=HALF)
 @given(data=st.data())
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom:UserWarning")
 def test_op_matches_torch(row, data):
     torch = pytest.importorskip("torch")
     arrays, params = data.draw(_case(row))
@@ -320,7 +331,9 @@ def test_op_matches_torch(row, data):
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
+@settings(max_examples=HALF)
 @given(data=st.data())
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom:UserWarning")
 def test_op_matches_central_differences(row, data, finite_diff):
     arrays, params = data.draw(_case(row))
     if row.smooth is not None:

@@ -146,3 +146,18 @@ def test_custom_dataset_and_collate_fn(ref):
     batches = list(ref.utils.data.DataLoader(Squares(), batch_size=5))
     assert batches[0]["y"].dtype == ref.float64
     assert batches[0]["y"].tolist() == [0.0, 1.0, 4.0, 9.0, 16.0]
+
+
+def test_iterable_dataset_batches_like_torch(ref, torch):
+    def run(lib, drop_last):
+        class Stream(lib.utils.data.IterableDataset):
+            def __iter__(self):
+                return iter([(float(i), i) for i in range(7)])
+
+        loader = lib.utils.data.DataLoader(Stream(), batch_size=3, drop_last=drop_last)
+        return [_as_lists(b) for b in loader]
+
+    for drop_last in (False, True):
+        assert run(ref, drop_last) == run(torch, drop_last)
+    with pytest.raises(ValueError, match="IterableDataset"):
+        ref.utils.data.DataLoader(ref.utils.data.IterableDataset(), shuffle=True)

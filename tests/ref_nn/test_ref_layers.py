@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+
 def normal(*shape, scale=1.0):
     return lambda rng: rng.normal(size=shape, scale=scale)
 
@@ -32,6 +33,8 @@ CASES = [
     ("Linear-nobias", lambda nn: nn.Linear(4, 3, bias=False), [normal(5, 4)]),
     ("Linear-3d", lambda nn: nn.Linear(4, 2), [normal(2, 3, 4)]),
     ("ReLU", lambda nn: nn.ReLU(), [normal(5, 4)]),
+    ("LeakyReLU", lambda nn: nn.LeakyReLU(0.2), [fixed([[-1.0, 0.0, 2.0], [0.5, -0.3, 0.0]])]),
+    ("Flatten", lambda nn: nn.Flatten(), [normal(2, 3, 4)]),
     ("Tanh", lambda nn: nn.Tanh(), [normal(5, 4, scale=3.0)]),
     ("Sigmoid", lambda nn: nn.Sigmoid(), [normal(5, 4, scale=3.0)]),
     ("Softmax", lambda nn: nn.Softmax(dim=1), [normal(5, 4, scale=3.0)]),

@@ -38,7 +38,7 @@ def _regression(torch, order, steps=30, weight=0.5, bias=0.1):
 
 def _manual_sgd(torch, steps=30):
     """Hand-written SGD through `.data`, zeroing `W.grad.data` after each update."""
-    W = torch.tensor([[0.5]], requires_grad=True)  # noqa: N806 - the seed's spelling
+    W = torch.tensor([[0.5]], requires_grad=True)
     b = torch.tensor([0.1], requires_grad=True)
     x, y = torch.tensor(X), torch.tensor(Y)
     losses = []

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "runtime"
-FRAMEWORKS = ("torch", "ref")
 
 # torch's module names a fixture may import, mapped onto the engine's
 _ALIASES = {
@@ -55,10 +54,6 @@ def load_fixture(stem: str, framework: str) -> dict[str, Any]:
     with torch_is(framework):
         namespace = runpy.run_path(str(FIXTURES / f"{stem}.py"), run_name=f"fixture_{stem}")
         return namespace["make"]()
-
-
-def fixture_stems(prefix: str) -> list[str]:
-    return sorted(p.stem for p in FIXTURES.glob(f"{prefix}*.py"))
 
 
 @pytest.fixture

@@ -7,7 +7,8 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from gradcheck.checks.adapters.base import Adapter
 

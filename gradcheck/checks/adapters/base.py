@@ -6,7 +6,8 @@ vector-Jacobian product in the tested dtype. The checker itself only ever sees n
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -59,6 +60,10 @@ class Adapter:
     def linearize(self) -> tuple[list[np.ndarray], Vjp]:
         """Outputs at the inputs (float64 numpy) and a VJP returning grads in native dtype."""
         raise NotImplementedError
+
+    def batched_vjp(self) -> Callable | None:
+        """After linearize(): a VJP over a leading batch axis of grad_outputs, or None."""
+        return None
 
     def first_order(self, n_outputs: int) -> Callable:
         """A framework-native function (inputs..., grad_outputs...) -> grads, for gradgrad."""

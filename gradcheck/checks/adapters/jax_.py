@@ -5,7 +5,8 @@ inside ``jax.enable_x64(True)``; the analytic side runs in whatever mode the cal
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -66,7 +67,16 @@ class JaxAdapter(Adapter):
             grads = pullback(gos[0] if single else type(out)(gos))
             return [np.asarray(g) for g in grads]
 
+        def vjp_many(grad_outputs: list[np.ndarray]) -> list[np.ndarray | None]:
+            gos = [jnp.asarray(g, dtype=o.dtype) for g, o in zip(grad_outputs, items)]
+            pull = jax.vmap(lambda *gs: pullback(gs[0] if single else type(out)(gs)))
+            return [np.asarray(g) for g in pull(*gos)]
+
+        self._vjp_many = vjp_many
         return self.outputs_to_numpy(out), vjp
+
+    def batched_vjp(self):
+        return getattr(self, "_vjp_many", None)
 
     def first_order(self, n_outputs: int) -> Callable:
         fn, n_in, diff = self.fn, len(self.inputs), self.diff

@@ -5,7 +5,8 @@ none); with several outputs, ``grad_output`` is a tuple with one array per outpu
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -5,11 +5,12 @@ broadcasting whenever that reproduces the unbatched outputs (checked once per in
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-import gradcheck.ref as ref
+from gradcheck import ref
 from gradcheck.checks.adapters.base import Adapter, Vjp
 
 
@@ -30,7 +31,7 @@ class RefAdapter(Adapter):
 
     def to_native(self, a: np.ndarray, like: Any, dtype: str | None) -> Any:
         target = getattr(ref, dtype) if dtype else like.dtype
-        return ref.tensor(np.ascontiguousarray(a), dtype=target)
+        return ref.tensor(np.array(a, copy=True), dtype=target)
 
     def differentiable(self, a: np.ndarray, like: Any) -> Any:
         return self.to_native(a, like, None).requires_grad_(True)
@@ -46,7 +47,7 @@ class RefAdapter(Adapter):
         diff_inputs = [self.inputs[i] for i in self.diff]
 
         def vjp(grad_outputs: list[np.ndarray]) -> list[np.ndarray | None]:
-            pairs = [(o, ref.tensor(np.ascontiguousarray(g), dtype=o.dtype))
+            pairs = [(o, ref.tensor(np.array(g, copy=True), dtype=o.dtype))
                      for o, g in zip(items, grad_outputs)
                      if isinstance(o, ref.Tensor) and o.requires_grad]
             if not pairs:

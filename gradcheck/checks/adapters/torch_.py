@@ -1,7 +1,8 @@
 """torch tensors: evaluation under no_grad, torch.func.vmap batching, autograd.grad VJPs."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -38,7 +39,7 @@ class TorchAdapter(Adapter):
 
     def to_native(self, a: np.ndarray, like: Any, dtype: str | None) -> Any:
         target = _DTYPES[dtype] if dtype else like.dtype
-        return torch.from_numpy(np.ascontiguousarray(a)).to(device=like.device, dtype=target)
+        return torch.from_numpy(np.array(a, copy=True)).to(device=like.device, dtype=target)
 
     def differentiable(self, a: np.ndarray, like: Any) -> Any:
         return self.to_native(a, like, None).requires_grad_(True)
@@ -60,7 +61,7 @@ class TorchAdapter(Adapter):
 
         def vjp(grad_outputs: list[np.ndarray]) -> list[np.ndarray | None]:
             pairs = [
-                (o, torch.from_numpy(np.ascontiguousarray(g)).to(o.device, o.dtype))
+                (o, torch.from_numpy(np.array(g, copy=True)).to(o.device, o.dtype))
                 for o, g in zip(items, grad_outputs)
                 if isinstance(o, torch.Tensor) and o.requires_grad
             ]
@@ -72,7 +73,22 @@ class TorchAdapter(Adapter):
             )
             return [None if g is None else self.to_numpy(g) for g in grads]
 
+        def vjp_many(grad_outputs: list[np.ndarray]) -> list[np.ndarray | None]:
+            pairs = [(o, torch.from_numpy(np.array(g, copy=True)).to(o.device, o.dtype))
+                     for o, g in zip(items, grad_outputs)
+                     if isinstance(o, torch.Tensor) and o.requires_grad]
+            grads = torch.autograd.grad(
+                [p[0] for p in pairs], diff_inputs, [p[1] for p in pairs],
+                retain_graph=True, allow_unused=True, is_grads_batched=True,
+            )
+            return [None if g is None else self.to_numpy(g) for g in grads]
+
+        self._vjp_many = vjp_many if any(
+            isinstance(o, torch.Tensor) and o.requires_grad for o in items) else None
         return self.outputs_to_numpy(out), vjp
+
+    def batched_vjp(self) -> Callable | None:
+        return getattr(self, "_vjp_many", None)
 
     def first_order(self, n_outputs: int) -> Callable:
         fn, n_in, diff = self.fn, len(self.inputs), self.diff

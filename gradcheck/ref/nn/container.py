@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from gradcheck.ref.nn.module import Module
 
@@ -45,7 +46,7 @@ class Sequential(Module):
     def __iter__(self) -> Iterator[Module]:
         return iter(self._modules.values())
 
-    def append(self, module: Module) -> "Sequential":
+    def append(self, module: Module) -> Sequential:
         self.add_module(str(len(self)), module)
         return self
 
@@ -84,11 +85,11 @@ class ModuleList(Module):
     def __iter__(self) -> Iterator[Module]:
         return iter(self._modules.values())
 
-    def append(self, module: Module) -> "ModuleList":
+    def append(self, module: Module) -> ModuleList:
         self.add_module(str(len(self)), module)
         return self
 
-    def extend(self, modules: Iterable[Module]) -> "ModuleList":
+    def extend(self, modules: Iterable[Module]) -> ModuleList:
         for module in modules:
             self.append(module)
         return self

@@ -7,7 +7,8 @@ written so that the composed gradient is exact, not just the forward value.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from gradcheck import ref as torch
 
@@ -39,13 +40,41 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return input.relu_() if inplace else input.relu()
 
 
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """x where x > 0, else negative_slope * x (the slope at exactly 0 is negative_slope).
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> leaky_relu(torch.tensor([-2.0, 3.0]), 0.5).tolist()
+        [-1.0, 3.0]
+    """
+    out = torch.where(input > 0, input, input * negative_slope)
+    if inplace:
+        with torch.no_grad():
+            input.copy_(out)
+        return input
+    return out
+
+
 def tanh(input: Tensor) -> Tensor:
-    """Hyperbolic tangent. Example: `tanh(torch.zeros(1)).tolist() == [0.0]`."""
+    """Hyperbolic tangent.
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> tanh(torch.zeros(1)).tolist()
+        [0.0]
+    """
     return input.tanh()
 
 
 def sigmoid(input: Tensor) -> Tensor:
-    """Logistic function. Example: `sigmoid(torch.zeros(1)).tolist() == [0.5]`."""
+    """Logistic function.
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> sigmoid(torch.zeros(1)).tolist()
+        [0.5]
+    """
     return input.sigmoid()
 
 
@@ -187,7 +216,13 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
 
 
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Mean absolute error. Example: `l1_loss(torch.tensor([1.]), torch.tensor([3.])) == 2`."""
+    """Mean absolute error.
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> l1_loss(torch.tensor([1.0]), torch.tensor([3.0])).item()
+        2.0
+    """
     _warn_broadcast(input, target, "l1_loss")
     return _reduce((input - target).abs(), reduction)
 
@@ -274,9 +309,10 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
         0.6931
     """
     _check_same_shape(input, target, "binary_cross_entropy_with_logits")
-    # NOTE: -log(sigmoid(x)) = m + log(exp(-m) + exp(-x - m)) with m = max(-x, 0). m is only a
-    # shift, so detaching it is exact (the gradient does not depend on it) and it avoids the
-    # kink of max(-x, 0) giving a wrong gradient at exactly x = 0.
+    # NOTE: -log(sigmoid(x)) = m + log(exp(-m) + exp(-x - m)) with m = max(-x, 0), so no exp
+    # overflows. m is only a shift (the result's derivative in m is 0), so detaching it is
+    # exact and saves graph nodes. The tempting relu(-x) + log1p(exp(-|x|)) is NOT: relu and
+    # abs have zero slope at 0, giving gradient 1 - y instead of 0.5 - y at x = 0.
     m = (-input.detach()).clamp(min=0)
     neg_log_sigmoid = m + ((-m).exp() + (-input - m).exp()).log()
     if pos_weight is not None:

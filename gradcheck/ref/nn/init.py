@@ -55,13 +55,25 @@ def _fan(tensor: Tensor, mode: str) -> int:
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
-    """Fill with U(a, b). Example: `uniform_(torch.empty(3), -1, 1)`."""
+    """Fill with U(a, b).
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> bool(uniform_(torch.empty(100), -1, 1).abs().max() <= 1)
+        True
+    """
     with torch.no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
-    """Fill with N(mean, std^2). Example: `normal_(torch.empty(3))`."""
+    """Fill with N(mean, std^2).
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> tuple(normal_(torch.empty(3), std=0.1).shape)
+        (3,)
+    """
     with torch.no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
@@ -79,12 +91,24 @@ def constant_(tensor: Tensor, val: float) -> Tensor:
 
 
 def zeros_(tensor: Tensor) -> Tensor:
-    """Fill with 0. Example: `zeros_(torch.empty(2)).tolist() == [0.0, 0.0]`."""
+    """Fill with 0.
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> zeros_(torch.empty(2)).tolist()
+        [0.0, 0.0]
+    """
     return constant_(tensor, 0.0)
 
 
 def ones_(tensor: Tensor) -> Tensor:
-    """Fill with 1. Example: `ones_(torch.empty(2)).tolist() == [1.0, 1.0]`."""
+    """Fill with 1.
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> ones_(torch.empty(2)).tolist()
+        [1.0, 1.0]
+    """
     return constant_(tensor, 1.0)
 
 

@@ -30,7 +30,13 @@ class MSELoss(_Loss):
 
 
 class L1Loss(_Loss):
-    """Mean absolute error. Example: `L1Loss()(torch.tensor([2.]), torch.tensor([0.]))` is 2."""
+    """Mean absolute error.
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> L1Loss()(torch.tensor([2.0]), torch.tensor([0.0])).item()
+        2.0
+    """
 
     def forward(self, input: Any, target: Any) -> Any:
         return F.l1_loss(input, target, reduction=self.reduction)

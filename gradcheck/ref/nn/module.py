@@ -6,10 +6,12 @@ everything else (`parameters()`, `state_dict()`, `zero_grad()`, `to()`) walks th
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Callable, Iterator, NamedTuple
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 from gradcheck import ref as torch
 from gradcheck.ref.nn.parameter import Parameter
+from gradcheck.ref.utils.hooks import RemovableHandle
 
 
 class IncompatibleKeys(NamedTuple):
@@ -40,6 +42,8 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers", set())
         object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
 
     # -- attribute registration -------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
@@ -108,7 +112,7 @@ class Module:
         else:
             self._non_persistent_buffers.add(name)
 
-    def add_module(self, name: str, module: "Module | None") -> None:
+    def add_module(self, name: str, module: Module | None) -> None:
         """Register a child module under `name`."""
         self.__dict__.pop(name, None)
         self._modules[name] = module
@@ -119,48 +123,77 @@ class Module:
                                   '"forward" function')
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.forward(*args, **kwargs)
+        if not (self._forward_pre_hooks or self._forward_hooks):
+            return self.forward(*args, **kwargs)
+        for hook in list(self._forward_pre_hooks.values()):
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+        output = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            result = hook(self, args, output)
+            if result is not None:
+                output = result
+        return output
+
+    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Call `hook(module, args)` before `forward`; a non-None result replaces the args."""
+        handle = RemovableHandle(self._forward_pre_hooks)
+        self._forward_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
+        """Call `hook(module, args, output)` after `forward`; a non-None result replaces it."""
+        handle = RemovableHandle(self._forward_hooks)
+        self._forward_hooks[handle.id] = hook
+        return handle
 
     # -- traversal ---------------------------------------------------------------------------
-    def named_modules(self, memo: set | None = None, prefix: str = "") -> Iterator[tuple]:
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple]:
         """Yield `(qualified_name, module)` for this module and every descendant, once each."""
         memo = set() if memo is None else memo
-        if id(self) in memo:
-            return
-        memo.add(id(self))
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
         yield prefix, self
         for name, child in self._modules.items():
             if child is not None:
-                yield from child.named_modules(memo, f"{prefix}.{name}" if prefix else name)
+                yield from child.named_modules(memo, f"{prefix}.{name}" if prefix else name,
+                                               remove_duplicate)
 
-    def modules(self) -> Iterator["Module"]:
+    def modules(self) -> Iterator[Module]:
         for _, module in self.named_modules():
             yield module
 
-    def named_children(self) -> Iterator[tuple[str, "Module"]]:
+    def named_children(self) -> Iterator[tuple[str, Module]]:
         seen: set[int] = set()
         for name, child in self._modules.items():
             if child is not None and id(child) not in seen:
                 seen.add(id(child))
                 yield name, child
 
-    def children(self) -> Iterator["Module"]:
+    def children(self) -> Iterator[Module]:
         for _, child in self.named_children():
             yield child
 
-    def _named_members(self, store: str, prefix: str, recurse: bool) -> Iterator[tuple]:
+    def _named_members(self, store: str, prefix: str, recurse: bool,
+                       remove_duplicate: bool = True) -> Iterator[tuple]:
         seen: set[int] = set()
-        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+                   if recurse else [(prefix, self)])
         for module_prefix, module in modules:
             for name, value in getattr(module, store).items():
-                if value is None or id(value) in seen:
+                if value is None or (remove_duplicate and id(value) in seen):
                     continue
                 seen.add(id(value))
                 yield (f"{module_prefix}.{name}" if module_prefix else name), value
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple]:
-        """Yield `(qualified_name, parameter)`; a shared parameter is yielded once."""
-        return self._named_members("_parameters", prefix, recurse)
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple]:
+        """Yield `(qualified_name, parameter)`; a shared parameter is yielded once by default."""
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         for _, param in self.named_parameters(recurse=recurse):
@@ -174,7 +207,7 @@ class Module:
             yield buf
 
     # -- modes and gradients ----------------------------------------------------------------------
-    def train(self, mode: bool = True) -> "Module":
+    def train(self, mode: bool = True) -> Module:
         """Set training mode (affects Dropout) on this module and all children."""
         if not isinstance(mode, bool):
             raise ValueError(f"training mode is expected to be boolean, got {mode!r}")
@@ -182,11 +215,11 @@ class Module:
             object.__setattr__(module, "training", mode)
         return self
 
-    def eval(self) -> "Module":
+    def eval(self) -> Module:
         """Same as `train(False)`."""
         return self.train(False)
 
-    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
         for param in self.parameters():
             param.requires_grad_(requires_grad)
         return self
@@ -205,14 +238,14 @@ class Module:
                     param.grad.requires_grad_(False)
                 param.grad.zero_()
 
-    def apply(self, fn: Callable[["Module"], None]) -> "Module":
+    def apply(self, fn: Callable[[Module], None]) -> Module:
         """Call `fn` on every child (recursively, children first) and then on self."""
         for child in self.children():
             child.apply(fn)
         fn(self)
         return self
 
-    def to(self, *args: Any, **kwargs: Any) -> "Module":
+    def to(self, *args: Any, **kwargs: Any) -> Module:
         """Convert parameters and buffers in place, e.g. `model.to(torch.float64)`.
 
         Parameters keep their identity (optimizers holding them stay valid); only floating
@@ -237,14 +270,20 @@ class Module:
                         module._buffers[name] = convert(buf)
         return self
 
-    def double(self) -> "Module":
+    def cpu(self) -> Module:
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> Module:
+        return self.to("cuda" if device is None else device)
+
+    def double(self) -> Module:
         return self.to(torch.float64)
 
-    def float(self) -> "Module":
+    def float(self) -> Module:
         return self.to(torch.float32)
 
     # -- checkpoints ---------------------------------------------------------------------------
-    def state_dict(self, prefix: str = "", keep_vars: bool = False) -> "OrderedDict[str, Any]":
+    def state_dict(self, prefix: str = "", keep_vars: bool = False) -> OrderedDict[str, Any]:
         """Map qualified names to parameters and persistent buffers (detached by default)."""
         out: OrderedDict[str, Any] = OrderedDict()
         for module_prefix, module in self.named_modules(prefix=prefix.rstrip(".")):

@@ -1,7 +1,8 @@
 """`LayerNorm`: per-sample normalisation over the trailing dimensions."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from gradcheck import ref as torch
 from gradcheck.ref.nn import functional as F

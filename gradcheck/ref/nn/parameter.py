@@ -16,7 +16,7 @@ class Parameter(torch.Tensor):
         (True, True)
     """
 
-    def __new__(cls, data: Any = None, requires_grad: bool = True) -> "Parameter":
+    def __new__(cls, data: Any = None, requires_grad: bool = True) -> Parameter:
         if data is None:
             data = torch.empty(0)
         if not isinstance(data, torch.Tensor):

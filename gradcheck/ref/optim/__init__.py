@@ -7,4 +7,4 @@ from gradcheck.ref.optim.optimizer import Optimizer
 from gradcheck.ref.optim.rmsprop import RMSprop
 from gradcheck.ref.optim.sgd import SGD
 
-__all__ = ["Adagrad", "Adam", "AdamW", "LBFGS", "Optimizer", "RMSprop", "SGD", "lr_scheduler"]
+__all__ = ["LBFGS", "SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]

@@ -1,10 +1,11 @@
 """Adagrad: per-coordinate learning rates from the running sum of squared gradients."""
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from gradcheck import ref as torch
-from gradcheck.ref.optim.optimizer import Optimizer
+from gradcheck.ref.optim.optimizer import Optimizer, implementation_flags
 
 
 class Adagrad(Optimizer):
@@ -21,14 +22,17 @@ class Adagrad(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
-                 eps: float = 1e-10, *, maximize: bool = False) -> None:
+                 eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
         for name, value in (("learning rate", lr), ("lr_decay", lr_decay),
                             ("weight_decay", weight_decay),
                             ("initial_accumulator_value", initial_accumulator_value)):
             if value < 0.0:
                 raise ValueError(f"Invalid {name} value: {value}; it must be >= 0")
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
-                        initial_accumulator_value=initial_accumulator_value, maximize=maximize)
+                        initial_accumulator_value=initial_accumulator_value, maximize=maximize,
+                        **implementation_flags("Adagrad", foreach=foreach,
+                                               differentiable=differentiable, fused=fused))
         super().__init__(params, defaults)
         # Unlike the other optimizers, torch creates Adagrad's state eagerly.
         for group in self.param_groups:

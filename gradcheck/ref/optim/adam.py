@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from gradcheck import ref as torch
-from gradcheck.ref.optim.optimizer import Optimizer
+from gradcheck.ref.optim.optimizer import Optimizer, implementation_flags
 
 
 class Adam(Optimizer):
@@ -23,6 +24,8 @@ class Adam(Optimizer):
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None,
                  decoupled_weight_decay: bool = False) -> None:
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}; it must be >= 0")
@@ -35,7 +38,10 @@ class Adam(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}; it must be >= 0")
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize,
-                        decoupled_weight_decay=decoupled_weight_decay)
+                        decoupled_weight_decay=decoupled_weight_decay,
+                        **implementation_flags(type(self).__name__, foreach=foreach,
+                                               capturable=capturable,
+                                               differentiable=differentiable, fused=fused))
         super().__init__(params, defaults)
 
     def _init_state(self, p: Any, group: dict[str, Any]) -> dict[str, Any]:
@@ -94,6 +100,9 @@ class AdamW(Adam):
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 1e-2, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False, foreach: bool | None = None, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                         foreach=foreach, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
                          decoupled_weight_decay=True)

@@ -1,7 +1,8 @@
 """L-BFGS with a fixed step (torch's default `line_search_fn=None`)."""
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from gradcheck import ref as torch
 from gradcheck.ref.optim.optimizer import Optimizer

@@ -1,14 +1,18 @@
-"""Learning-rate schedulers: `LRScheduler`, `LambdaLR`, `StepLR`, `CosineAnnealingLR`.
+"""LR schedulers: `LRScheduler`, `LambdaLR`, `StepLR`, `MultiStepLR`, `ExponentialLR`,
+`CosineAnnealingLR`.
 
 As in torch, `get_lr` is the *chainable* form (it updates the current `group["lr"]`), and
 `_get_closed_form_lr` computes the value directly from `base_lrs` when `step(epoch)` is given.
 """
 from __future__ import annotations
 
+import bisect
 import math
 import types
 import warnings
-from typing import Any, Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from gradcheck.ref.optim.optimizer import Optimizer
 
@@ -155,6 +159,62 @@ class StepLR(LRScheduler):
                 for base_lr in self.base_lrs]
 
 
+class MultiStepLR(LRScheduler):
+    """Multiply the lr by `gamma` at each epoch listed in `milestones`.
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+        >>> sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=[1, 3], gamma=0.5)
+        >>> for _ in range(3): _ = opt.step(); sched.step()
+        >>> sched.get_last_lr()
+        [0.25]
+    """
+
+    def __init__(self, optimizer: Optimizer, milestones: Iterable[int], gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
+        self.milestones = Counter(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        groups = self.optimizer.param_groups
+        if self.last_epoch not in self.milestones:
+            return [group["lr"] for group in groups]
+        return [group["lr"] * self.gamma ** self.milestones[self.last_epoch] for group in groups]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        milestones = sorted(self.milestones.elements())
+        return [base_lr * self.gamma ** bisect.bisect_right(milestones, self.last_epoch)
+                for base_lr in self.base_lrs]
+
+
+class ExponentialLR(LRScheduler):
+    """Multiply the lr by `gamma` every epoch.
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+        >>> sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+        >>> for _ in range(2): _ = opt.step(); sched.step()
+        >>> sched.get_last_lr()
+        [0.25]
+    """
+
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        groups = self.optimizer.param_groups
+        if self._is_initial:
+            return [group["lr"] for group in groups]
+        return [group["lr"] * self.gamma for group in groups]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base_lr * self.gamma**self.last_epoch for base_lr in self.base_lrs]
+
+
 class CosineAnnealingLR(LRScheduler):
     """Anneal the lr from its initial value to `eta_min` along half a cosine over `T_max`.
 
@@ -166,7 +226,7 @@ class CosineAnnealingLR(LRScheduler):
         0.5
     """
 
-    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,  # noqa: N803
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,
                  last_epoch: int = -1) -> None:
         self.T_max = T_max
         self.eta_min = eta_min
@@ -191,3 +251,6 @@ class CosineAnnealingLR(LRScheduler):
         return [self.eta_min + (base_lr - self.eta_min)
                 * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
                 for base_lr in self.base_lrs]
+
+
+_LRScheduler = LRScheduler  # torch's old name, still used by many scripts

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import copy
 import functools
-import itertools
 from collections import OrderedDict, defaultdict
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from gradcheck import ref as torch
+from gradcheck.ref.utils.hooks import RemovableHandle
 
 StepHook = Callable[["Optimizer", tuple, dict], Any]
 
@@ -24,25 +25,6 @@ class _Required:
 
 
 required = _Required()
-
-
-class RemovableHandle:
-    """Handle returned by hook registration; `remove()` unregisters the hook."""
-
-    _ids = itertools.count()
-
-    def __init__(self, hooks: dict) -> None:
-        self._hooks = hooks
-        self.id = next(RemovableHandle._ids)
-
-    def remove(self) -> None:
-        self._hooks.pop(self.id, None)
-
-    def __enter__(self) -> "RemovableHandle":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.remove()
 
 
 def _hooked_step(step: Callable) -> Callable:
@@ -219,6 +201,20 @@ class Optimizer:
             dict(saved, params=mine["params"])
             for mine, saved in zip(self.param_groups, saved_groups)
         ]
+
+
+def implementation_flags(name: str, **flags: Any) -> dict[str, Any]:
+    """torch's speed/backend switches (foreach, fused, capturable, differentiable).
+
+    They change how torch computes an update, not what it computes, so the engine accepts them
+    and records them in `defaults` (keeping state_dicts torch-shaped). The exception is
+    `differentiable=True`, which asks for a graph through the update and is not supported.
+    """
+    if flags.get("differentiable"):
+        raise NotImplementedError(
+            f"{name}(differentiable=True) is not supported by the reference engine; optimizer "
+            "steps always run under no_grad here")
+    return flags
 
 
 def _cast_like(param: Any, key: str, value: Any) -> Any:

@@ -1,10 +1,11 @@
 """RMSprop: divide the gradient by a running root-mean-square of past gradients."""
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from gradcheck import ref as torch
-from gradcheck.ref.optim.optimizer import Optimizer
+from gradcheck.ref.optim.optimizer import Optimizer, implementation_flags
 
 
 class RMSprop(Optimizer):
@@ -21,13 +22,18 @@ class RMSprop(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
-                 centered: bool = False, *, maximize: bool = False) -> None:
+                 centered: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, capturable: bool = False,
+                 differentiable: bool = False) -> None:
         for name, value in (("learning rate", lr), ("epsilon", eps), ("momentum", momentum),
                             ("weight_decay", weight_decay), ("alpha", alpha)):
             if value < 0.0:
                 raise ValueError(f"Invalid {name} value: {value}; it must be >= 0")
         defaults = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                        momentum=momentum, centered=centered, maximize=maximize)
+                        momentum=momentum, centered=centered, maximize=maximize,
+                        **implementation_flags("RMSprop", foreach=foreach,
+                                               capturable=capturable,
+                                               differentiable=differentiable))
         super().__init__(params, defaults)
 
     def _init_state(self, p: Any, group: dict[str, Any]) -> dict[str, Any]:
@@ -64,7 +70,7 @@ class RMSprop(Optimizer):
             grad_avg.lerp_(grad, 1 - alpha)
             # NOTE: the centered variance E[g^2] - E[g]^2 can round below zero only if
             # alpha is misused; torch takes sqrt as is, and so do we.
-            avg = square_avg.addcmul(grad_avg, grad_avg, value=-0.5).sqrt_()
+            avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
         else:
             avg = square_avg.sqrt()
         avg = avg.add_(group["eps"])

@@ -4,6 +4,7 @@ from gradcheck.ref.utils.data.dataloader import DataLoader
 from gradcheck.ref.utils.data.dataset import (
     ConcatDataset,
     Dataset,
+    IterableDataset,
     Subset,
     TensorDataset,
     random_split,
@@ -11,6 +12,6 @@ from gradcheck.ref.utils.data.dataset import (
 from gradcheck.ref.utils.data.sampler import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = [
-    "BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "RandomSampler",
+    "BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "RandomSampler",
     "SequentialSampler", "Subset", "TensorDataset", "default_collate", "random_split",
 ]

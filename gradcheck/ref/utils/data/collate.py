@@ -20,7 +20,7 @@ def default_collate(batch: list[Any]) -> Any:
     Example:
         >>> import gradcheck.ref as torch
         >>> xs, ys = default_collate([(torch.zeros(2), 1), (torch.ones(2), 0)])
-        >>> xs.shape, ys.tolist()
+        >>> tuple(xs.shape), ys.tolist()
         ((2, 2), [1, 0])
     """
     elem = batch[0]

@@ -1,9 +1,11 @@
 """`DataLoader`: iterate a dataset in (optionally shuffled) mini-batches, in-process."""
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from gradcheck.ref.utils.data.collate import default_collate
+from gradcheck.ref.utils.data.dataset import IterableDataset
 from gradcheck.ref.utils.data.sampler import BatchSampler, RandomSampler, SequentialSampler
 
 
@@ -24,6 +26,10 @@ class DataLoader:
                  sampler: Any = None, batch_sampler: Any = None, num_workers: int = 0,
                  collate_fn: Callable[[list[Any]], Any] | None = None, pin_memory: bool = False,
                  drop_last: bool = False, generator: Any = None, **_ignored: Any) -> None:
+        if isinstance(dataset, IterableDataset) and (shuffle or sampler is not None
+                                                     or batch_sampler is not None):
+            raise ValueError("DataLoader with an IterableDataset takes its order from the "
+                             "dataset: leave shuffle, sampler and batch_sampler unset")
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None and (batch_size != 1 or shuffle or sampler is not None
@@ -46,6 +52,9 @@ class DataLoader:
             default_collate if batch_sampler is not None else _no_collate)
 
     def __iter__(self) -> Iterator[Any]:
+        if isinstance(self.dataset, IterableDataset):
+            yield from self._iter_stream()
+            return
         if self.batch_sampler is None:
             for index in self.sampler:
                 yield self.collate_fn(self.dataset[index])
@@ -53,7 +62,26 @@ class DataLoader:
         for indices in self.batch_sampler:
             yield self.collate_fn([self.dataset[i] for i in indices])
 
+    def _iter_stream(self) -> Iterator[Any]:
+        if self.batch_size is None:
+            for sample in self.dataset:
+                yield self.collate_fn(sample)
+            return
+        batch: list[Any] = []
+        for sample in self.dataset:
+            batch.append(sample)
+            if len(batch) == self.batch_size:
+                yield self.collate_fn(batch)
+                batch = []
+        if batch and not self.drop_last:
+            yield self.collate_fn(batch)
+
     def __len__(self) -> int:
+        if isinstance(self.dataset, IterableDataset):
+            length = len(self.dataset)  # TypeError when the stream has no __len__, as in torch
+            if self.batch_size is None:
+                return length
+            return length // self.batch_size if self.drop_last else -(-length // self.batch_size)
         if self.batch_sampler is None:
             return len(self.sampler)
         return len(self.batch_sampler)

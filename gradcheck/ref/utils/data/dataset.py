@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import Any, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from gradcheck import ref as torch
 
@@ -22,8 +23,22 @@ class Dataset:
     def __getitem__(self, index: int) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement __getitem__")
 
-    def __add__(self, other: "Dataset") -> "ConcatDataset":
+    def __add__(self, other: Dataset) -> ConcatDataset:
         return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """A stream-style dataset: implement `__iter__`; DataLoader batches it in order.
+
+    Example:
+        >>> class Count(IterableDataset):
+        ...     def __iter__(self): return iter(range(3))
+        >>> list(Count())
+        [0, 1, 2]
+    """
+
+    def __iter__(self) -> Iterator[Any]:
+        raise NotImplementedError(f"{type(self).__name__} must implement __iter__")
 
 
 class TensorDataset(Dataset):

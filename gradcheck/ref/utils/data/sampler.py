@@ -1,7 +1,8 @@
 """Samplers decide the order in which a `DataLoader` visits dataset indices."""
 from __future__ import annotations
 
-from typing import Any, Iterator, Sized
+from collections.abc import Iterator, Sized
+from typing import Any
 
 from gradcheck import ref as torch
 

@@ -1,0 +1,137 @@
+"""Our full and fast modes against torch.autograd.gradcheck (slow and fast), side by side.
+
+Run:  python bench/checker.py [--repeat 3]
+
+For each function it prints the best CPU time of ``--repeat`` runs (after one warm-up),
+the forward and backward evaluation counts, and the verdict. Our counts are calls, then the
+points evaluated inside batched calls after the slash; torch's are calls.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import torch
+
+from gradcheck.checks import check_grad
+
+
+class _OneEntryOffBy25Percent(torch.autograd.Function):
+    """y = 2x whose backward has entry 417 (of 1000) equal to 2.5: the planted bug."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return 2 * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        scale = torch.full_like(grad, 2.0)
+        scale[417] = 2.5
+        return grad * scale
+
+
+def cases():
+    gen = torch.Generator().manual_seed(0)
+
+    def randn(*shape, grad=True):
+        return torch.randn(*shape, generator=gen, dtype=torch.float64, requires_grad=grad)
+
+    weight = randn(16, 3072, grad=False)
+    w1, w2 = randn(32, 64) * 0.2, randn(64, 10) * 0.2
+    w1, w2 = w1.detach().requires_grad_(), w2.detach().requires_grad_()
+    return [
+        ("linear map 3072 -> 16", lambda x: weight @ x, (randn(3072),)),
+        ("elementwise mish, n=1000",
+         lambda x: x * torch.tanh(torch.nn.functional.softplus(x)), (randn(1000),)),
+        ("MLP 8x32 -> 64 -> 10 (x, W1, W2)",
+         lambda x, a, b: torch.tanh(x @ a) @ b, (randn(8, 32), w1, w2)),
+        ("small: softmax(x @ W), x 4x8, W 8x8", lambda x, a: torch.softmax(x @ a, -1),
+         (randn(4, 8), randn(8, 8))),
+        ("small: elementwise mish, n=64",
+         lambda x: x * torch.tanh(torch.nn.functional.softplus(x)), (randn(64),)),
+        ("planted bug: 1 entry 25% off, n=1000", _OneEntryOffBy25Percent.apply,
+         (randn(1000),)),
+    ]
+
+
+class Counter:
+    """Counts forward calls of fn and calls of torch.autograd.grad (torch's backward passes)."""
+
+    def __init__(self, fn):
+        self.fn, self.forward, self.backward = fn, 0, 0
+
+    def __call__(self, *args):
+        self.forward += 1
+        return self.fn(*args)
+
+    def run_torch(self, inputs, fast: bool) -> bool:
+        original = torch.autograd.grad
+
+        def counted(*args, **kwargs):
+            self.backward += 1
+            return original(*args, **kwargs)
+
+        torch.autograd.grad = counted
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return torch.autograd.gradcheck(self, inputs, fast_mode=fast,
+                                                raise_exception=False)
+        finally:
+            torch.autograd.grad = original
+
+
+def run_ours(fn, inputs, mode):
+    result = check_grad(fn, inputs, mode=mode, raise_on_failure=False, taylor=False)
+    ev = result.evaluations
+    return (result.passed, f"{ev['forward']}/{ev['forward_points']}",
+            f"{ev['backward']}/{ev['backward_points']}")
+
+
+def run_torch(fn, inputs, fast):
+    counter = Counter(fn)
+    verdict = counter.run_torch(inputs, fast)
+    return verdict, str(counter.forward), counter.backward
+
+
+def best_time(run, repeat):
+    """Best CPU time of ``repeat`` runs: on a shared machine, wall time mostly measures the
+    neighbours; with one torch thread, process time is the work this checker did."""
+    run()  # warm-up: imports, vmap tracing caches, allocator
+    times, out = [], None
+    for _ in range(repeat):
+        start = time.process_time()
+        out = run()
+        times.append(time.process_time() - start)
+    return min(times), out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    checkers = [
+        ("ours full", lambda f, x: run_ours(f, x, "full")),
+        ("ours fast", lambda f, x: run_ours(f, x, "fast")),
+        ("torch slow", lambda f, x: run_torch(f, x, False)),
+        ("torch fast", lambda f, x: run_torch(f, x, True)),
+    ]
+    print(f"torch {torch.__version__}, 1 thread, best CPU time of {args.repeat}\n")
+    print("| function | checker | CPU time (s) | forward calls/points | backward calls/points | verdict |")
+    print("|---|---|---:|---:|---:|---|")
+    for name, fn, inputs in cases():
+        timings = {}
+        for label, run in checkers:
+            seconds, (passed, forward, backward) = best_time(lambda run=run, fn=fn, inputs=inputs: run(fn, inputs),
+                                                   args.repeat)
+            timings[label] = seconds
+            verdict = "pass" if passed else "FAIL"
+            print(f"| {name} | {label} | {seconds:.4f} | {forward} | {backward} | {verdict} |")
+        ratio = timings["torch slow"] / timings["ours full"]
+        print(f"| {name} | torch slow / ours full | {ratio:.1f}x | | | |")
+
+
+if __name__ == "__main__":
+    main()

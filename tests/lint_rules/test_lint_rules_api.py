@@ -1,0 +1,108 @@
+"""The public API the CLI builds on: check_source, RULES, rule_by_code_or_name."""
+from __future__ import annotations
+
+import inspect
+import re
+
+import pytest
+
+import lint_rules
+from lint_rules import LintSyntaxError, RULES, check_source, rule_by_code_or_name
+
+BUGGY = (
+    "import torch\n"
+    "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "\n"
+    "def once(loss):\n"
+    "    loss.backward()\n"
+    "    opt.zero_grad()\n"
+    "    opt.step()\n"
+    "\n"
+    "total = 0\n"
+    "for x in data:\n"
+    "    loss = model(x)\n"
+    "    loss.backward()\n"
+    "    opt.step()\n"
+    "    total += loss\n"
+)
+
+
+def test_findings_are_sorted_and_carry_the_contract_fields() -> None:
+    findings = check_source(BUGGY, "train.py")
+    assert [(f.line, f.code) for f in findings] == [(6, "GC001"), (13, "GC002"), (14, "GC004")]
+    assert findings == sorted(findings, key=lambda f: (f.line, f.column))
+    gc002 = findings[1]
+    assert (gc002.column, gc002.end_line, gc002.end_column) == (5, 13, 15)
+    assert gc002.rule == "missing-zero-grad" and gc002.severity == "error"
+    assert "`opt.step()` (line 13)" in gc002.message and "line 12" in gc002.message
+
+
+def test_select_limits_the_rules_by_code_or_name() -> None:
+    assert [f.code for f in check_source(BUGGY, select={"GC002"})] == ["GC002"]
+    assert [f.code for f in check_source(BUGGY, select=["loss-accumulated-with-graph"])] == ["GC004"]
+    assert check_source(BUGGY, select=set()) == []
+
+
+@pytest.mark.parametrize(
+    "source, line",
+    [("for x in y\n    loss.backward()\n    opt.step()\n", 1), ("loss.backward()\nopt.step(\n", 2),
+     ("loss.backward()\n\x00opt.step()\n", 1)],
+)
+def test_unparsable_source_raises_lint_syntax_error_with_a_position(source: str, line: int) -> None:
+    with pytest.raises(LintSyntaxError) as info:
+        check_source(source, "bad.py")
+    assert info.value.line == line and info.value.column >= 1
+    assert "bad.py" in info.value.message
+
+
+def test_source_without_trigger_words_is_skipped_without_parsing() -> None:
+    # Not valid Python, but the prefilter answers first, so nothing is parsed.
+    assert check_source("def broken(:\n    return model(x)\n") == []
+
+
+def test_an_internal_error_yields_nothing_unless_strict(monkeypatch) -> None:
+    import lint_rules.check as check_module
+
+    def explode(*args, **kwargs):
+        raise ZeroDivisionError("analysis bug")
+
+    monkeypatch.setattr(check_module, "analyse", explode)
+    monkeypatch.delenv(check_module.STRICT_ENV, raising=False)
+    assert check_source(BUGGY) == []
+    with pytest.raises(ZeroDivisionError):
+        check_source(BUGGY, strict=True)
+    monkeypatch.setenv(check_module.STRICT_ENV, "1")
+    with pytest.raises(ZeroDivisionError):
+        check_source(BUGGY)
+
+
+def test_rule_lookup_by_code_or_name() -> None:
+    assert rule_by_code_or_name("GC003").NAME == "zero-grad-outside-loop"
+    assert rule_by_code_or_name("zero-grad-between-backward-and-step").CODE == "GC001"
+    with pytest.raises(KeyError, match="GC999.*known rules: GC001"):
+        rule_by_code_or_name("GC999")
+
+
+def test_rules_carry_codes_names_docs_and_fix_safety() -> None:
+    assert [r.CODE for r in RULES] == ["GC001", "GC002", "GC003", "GC004"]
+    for rule in RULES:
+        assert re.fullmatch(r"[a-z]+(-[a-z]+)+", rule.NAME)
+        assert rule.MESSAGE and rule.FIX_SAFETY in ("safe", "unsafe", "mixed", "none")
+        doc = inspect.cleandoc(rule.__doc__)
+        headings = re.findall(r"^## (.+)$", doc, flags=re.M)
+        assert headings == ["What it does", "Why is this bad?", "Known problems", "Example",
+                            "Use instead", "Fix safety"], rule.CODE
+
+
+def test_the_package_does_not_import_heavy_or_gradcheck_modules() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, lint_rules; "
+        "bad = [m for m in ('gradcheck', 'numpy', 'torch', 'libcst') if m in sys.modules]; "
+        "print(bad)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    assert lint_rules.__all__

@@ -1,0 +1,96 @@
+"""Fixes are exact text edits: they keep CRLF, tabs, BOM offsets and every untouched byte,
+and the fixed source lints clean for the fixed rule."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lint_rules import check_source
+from lint_rules.testing import apply_fixes, rule_cases
+
+FIXABLE = [c for c in rule_cases() if getattr(c.example, "expected_fixed", None)]
+GOLDEN = Path(__file__).resolve().parents[2] / "fixtures" / "lint"
+
+
+def _fixed(source: str, code: str) -> str:
+    return apply_fixes(source, [f for f in check_source(source, strict=True) if f.code == code])
+
+
+def _tabs(text: str) -> str:
+    out = []
+    for line in text.splitlines(keepends=True):
+        body = line.lstrip(" ")
+        out.append("\t" * ((len(line) - len(body)) // 4) + body)
+    return "".join(out)
+
+
+@pytest.mark.parametrize("case", FIXABLE, ids=[c.id for c in FIXABLE])
+@pytest.mark.parametrize(
+    "variant",
+    [
+        pytest.param(lambda s: s.replace("\r\n", "\n").replace("\n", "\r\n"), id="crlf"),
+        pytest.param(lambda s: _tabs(s.replace("\r\n", "\n")), id="tabs"),
+        pytest.param(lambda s: s.replace("\r\n", "\n"), id="lf"),
+    ],
+)
+def test_fix_keeps_line_endings_and_indentation(case, variant) -> None:
+    source, expected = variant(case.example.code), variant(case.example.expected_fixed)
+    assert _fixed(source, case.rule.CODE) == expected
+
+
+@pytest.mark.parametrize("case", FIXABLE, ids=[c.id for c in FIXABLE])
+def test_fix_offsets_count_a_leading_bom(case) -> None:
+    source = "\ufeff" + case.example.code
+    findings = [f for f in check_source(source, strict=True) if f.code == case.rule.CODE]
+    assert [f.line for f in findings] == list(case.example.expected_lines)
+    assert apply_fixes(source, findings) == "\ufeff" + case.example.expected_fixed
+
+
+@pytest.mark.parametrize("case", FIXABLE, ids=[c.id for c in FIXABLE])
+def test_fix_moves_lines_with_their_trailing_whitespace(case) -> None:
+    source = "".join(line.rstrip("\r\n") + "  \t" + line[len(line.rstrip("\r\n")):]
+                     for line in case.example.code.splitlines(keepends=True))
+    fixed = _fixed(source, case.rule.CODE)
+    assert not [f for f in check_source(fixed, strict=True) if f.code == case.rule.CODE]
+    before = sorted(line.strip() for line in source.splitlines())
+    after = sorted(line.strip() for line in fixed.splitlines())
+    if case.rule.CODE in ("GC001", "GC003"):  # a move: same statements, maybe re-indented
+        if "model.zero_grad()" not in source:
+            assert before == after
+    # every original line that was not edited survives byte for byte, trailing blanks included
+    kept = [line for line in source.splitlines() if "zero_grad" not in line and "p.grad" not in line
+            and "+=" not in line and "total =" not in line and "for p in" not in line]
+    for line in kept:
+        assert line in fixed.splitlines()
+
+
+def test_straight_line_fix_is_safe_and_loop_carried_fix_is_not() -> None:
+    straight = "loss.backward()\noptimizer.zero_grad()\noptimizer.step()\n"
+    carried = ("for i, x in enumerate(data):\n    optimizer.zero_grad()\n    model(x).backward()\n"
+               "    if i % 4 == 0:\n        optimizer.step()\n")
+    assert check_source(straight)[0].fix.safe is True
+    assert check_source(carried)[0].fix.safe is False
+
+
+def test_no_fix_when_the_zero_shares_its_line() -> None:
+    source = "loss.backward(); optimizer.zero_grad(); optimizer.step()\n"
+    (finding,) = check_source(source)
+    assert finding.code == "GC001" and finding.fix is None
+
+
+@pytest.mark.skipif(not GOLDEN.is_dir(), reason="golden fixtures not present")
+def test_fixing_every_bad_golden_fixture_lints_clean() -> None:
+    fixed_any = 0
+    for path in sorted(GOLDEN.glob("bad_*.py")):
+        source = path.read_text(encoding="utf-8")
+        findings = check_source(source, path.name, strict=True)
+        assert findings, path.name
+        fixable = [f for f in findings if f.fix is not None]
+        fixed = apply_fixes(source, fixable)
+        compile(fixed, path.name, "exec")
+        left = {(f.code, f.line) for f in check_source(fixed, path.name, strict=True)}
+        unfixed = {(f.code, f.line) for f in findings if f.fix is None}
+        assert len(left) <= len(unfixed), f"{path.name}: {left} remain after fixing"
+        fixed_any += bool(fixable)
+    assert fixed_any >= 20

@@ -47,10 +47,9 @@ def analyse(tree: ast.Module, text: SourceText) -> Analysis:
     """Interpret every unit that holds a gradient event and collect GC001/GC002/GC003 issues."""
     index = ModuleIndex(tree)
     analysis = Analysis(tree, text, index)
-    cache: dict[int, bool] = {}
     issues: dict[tuple, tuple[Issue, dict]] = {}
     for body, class_name, repeat in _units(tree, index):
-        interpreter = Interpreter(index, text, cache)
+        interpreter = Interpreter(index, text)
         if not any(interpreter.contains_events(stmt) for stmt in body):
             continue
         interpreter.run(body, class_name, repeat)
@@ -70,10 +69,13 @@ def analyse(tree: ast.Module, text: SourceText) -> Analysis:
 
 def _units(tree: ast.Module, index: ModuleIndex):
     yield tree.body, None, None
-    for node in ast.walk(tree):
+    stack = [n for n in tree.body if index.contains_events(n)]
+    while stack:
+        node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             repeat = node if node.name in REPEATED_HOOKS else None
             yield node.body, index.enclosing_class(node), repeat
+        stack.extend(c for c in ast.iter_child_nodes(node) if index.contains_events(c))
 
 
 def _zeroed_once_before(

@@ -96,7 +96,7 @@ def _forget(state: State, drop) -> State:
 class Interpreter:
     """Runs one unit (module body or function) and collects Issues."""
 
-    def __init__(self, index: ModuleIndex, text: SourceText, cache: dict | None = None) -> None:
+    def __init__(self, index: ModuleIndex, text: SourceText) -> None:
         self.index = index
         self.text = text
         self.issues: dict[tuple, Issue] = {}
@@ -111,7 +111,6 @@ class Interpreter:
         self._class: list[str | None] = [None]
         self._unstable: set[str] = set()
         self._budget = BUDGET
-        self._has_events: dict[int, bool] = {} if cache is None else cache
 
     # ----- entry points -------------------------------------------------------------------
     def run(self, body: list[ast.stmt], class_name: str | None, repeat: ast.AST | None) -> None:
@@ -519,22 +518,10 @@ class Interpreter:
 
     def contains_events(self, node: ast.AST) -> bool:
         """Whether ``node`` holds any call or statement that could be a gradient event."""
-        cached = self._has_events.get(id(node))
-        if cached is None:
-            cached = any(
-                isinstance(n, ast.Call) and _may_matter(n, self.index) for n in ast.walk(node)
-            ) or any(isinstance(n, ast.stmt) and ev.is_grad_zeroing(n) for n in ast.walk(node))
-            self._has_events[id(node)] = cached
-        return cached
+        return self.index.contains_events(node)
 
 
 dotted = ev.dotted
-
-
-def _may_matter(call: ast.Call, index: ModuleIndex) -> bool:
-    func = call.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return name in ev.EVENT_CALL_NAMES or name in index.eventful
 
 
 def _walk_executed(node: ast.AST):

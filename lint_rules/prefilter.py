@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from functools import lru_cache
 
 _BACKWARD = re.compile(r"backward\s*\(")  # a literal prefix keeps the scan fast
 _STEP = re.compile(r"step\s*\(")  # opt.step(), scaler.step(opt), xm.optimizer_step(opt)
@@ -95,6 +96,12 @@ _HEADER = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)", re.MUL
 _MODULE = -1
 
 
+@lru_cache(maxsize=64)
+def _closer(width: int) -> re.Pattern[str]:
+    """A code line indented by at most ``width`` columns."""
+    return re.compile(rf"^[ \t]{{0,{width}}}(?=[^ \t\r\n#])", re.MULTILINE)
+
+
 def _units(source: str) -> tuple[list[int], list[int], list[str]]:
     """Starts, ends and names of the outermost ``def`` blocks.
 
@@ -113,8 +120,7 @@ def _units(source: str) -> tuple[list[int], list[int], list[str]]:
         if body == -1:
             end = len(source)
         else:
-            closer = re.compile(rf"^[ \t]{{0,{width}}}(?=[^ \t\r\n#])", re.MULTILINE)
-            found = closer.search(source, body + 1)
+            found = _closer(width).search(source, body + 1)
             end = found.start() if found else len(source)
         starts.append(header.start())
         ends.append(end)

@@ -12,6 +12,7 @@ import ast
 from lint_rules.events import (
     _NOT_OPTIMIZER,
     EVENT_CALL_NAMES,
+    is_backward_call,
     is_grad_zeroing,
     OPTIMIZER_CLASSES,
     dotted,
@@ -50,53 +51,71 @@ class ModuleIndex:
         self.parents: dict[int, ast.AST] = {}
         self.class_of: dict[int, str] = {}
         self._index(tree)
-        self.eventful = self._eventful_names()
 
     def _index(self, tree: ast.Module) -> None:
+        # One pass over the tree (walking it is the main cost after parsing).
         for stmt in tree.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[stmt.name] = stmt
-        for node in ast.walk(tree):
+        self.backward_calls: list[ast.Call] = []
+        events: list[ast.AST] = []
+        local_calls: list[tuple[str, ast.Call]] = []
+        parents = self.parents
+        stack: list[ast.AST] = [tree]
+        while stack:
+            node = stack.pop()
             for child in ast.iter_child_nodes(node):
-                self.parents[id(child)] = node
-            if isinstance(node, ast.ClassDef):
+                parents[id(child)] = node
+                stack.append(child)
+            if isinstance(node, ast.Call):
+                name = _call_name(node)
+                if name in EVENT_CALL_NAMES:
+                    events.append(node)
+                    if is_backward_call(node):
+                        self.backward_calls.append(node)
+                else:
+                    local_calls.append((name, node))
+            elif isinstance(node, ast.ClassDef):
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         self.methods.setdefault(item.name, []).append((node.name, item))
                         self.class_of[id(item)] = node.name
-            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                self._note_optimizer(node.targets, node.value)
+            elif isinstance(node, ast.Assign):
+                if is_grad_zeroing(node):
+                    events.append(node)
+                elif isinstance(node.value, ast.Call):
+                    self._note_optimizer(node.targets, node.value)
             elif isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Call):
                 self._note_optimizer([node.target], node.value)
+            elif isinstance(node, ast.Expr) and is_grad_zeroing(node):
+                events.append(node)
+        self._mark(events, local_calls)
 
-    def _eventful_names(self) -> set[str]:
-        """Names of this file's functions and methods that reach a gradient event, directly or
-        through other such functions; calls to anything else need no analysis."""
-        defs = list(self.functions.values()) + [f for fs in self.methods.values() for _, f in fs]
-        calls: dict[int, set[str]] = {}
-        eventful: set[str] = set()
-        for fn in defs:
-            names = set()
-            direct = False
-            for node in ast.walk(fn):
-                if isinstance(node, ast.Call):
-                    name = _call_name(node)
-                    if name in EVENT_CALL_NAMES:
-                        direct = True
-                    names.add(name)
-                elif isinstance(node, ast.stmt) and is_grad_zeroing(node):
-                    direct = True
-            if direct:
-                eventful.add(fn.name)
-            calls[id(fn)] = names
-        changed = True
-        while changed:
-            changed = False
-            for fn in defs:
-                if fn.name not in eventful and calls[id(fn)] & eventful:
-                    eventful.add(fn.name)
-                    changed = True
-        return eventful
+    def _mark(self, events: list[ast.AST], local_calls: list[tuple[str, ast.Call]]) -> None:
+        """Mark every node that contains a gradient event, directly or through a call to a
+        function of this file that does; the flow analysis skips everything unmarked."""
+        self.marked: set[int] = set()
+        self.eventful: set[str] = set()
+        pending = list(events)
+        known = set(self.functions) | set(self.methods)
+        waiting = [(name, call) for name, call in local_calls if name in known]
+        while pending:
+            for node in pending:
+                self._mark_ancestors(node)
+            pending = [call for name, call in waiting if name in self.eventful
+                       and id(call) not in self.marked]
+
+    def _mark_ancestors(self, node: ast.AST) -> None:
+        current: ast.AST | None = node
+        while current is not None and id(current) not in self.marked:
+            self.marked.add(id(current))
+            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.eventful.add(current.name)
+            current = self.parents.get(id(current))
+
+    def contains_events(self, node: ast.AST) -> bool:
+        """Whether ``node`` holds a gradient event or a call that reaches one."""
+        return id(node) in self.marked
 
     def _note_optimizer(self, targets: list[ast.expr], call: ast.Call) -> None:
         callee = dotted(call.func) or ""

@@ -13,6 +13,7 @@ import numpy as np
 from gradcheck.ref import ops
 from gradcheck.ref.broadcast import mismatch_error
 from gradcheck.ref.dispatch import Op
+from gradcheck.ref.tensors import _make
 
 
 def _shape_error(exc, a, b, **_):
@@ -43,6 +44,11 @@ def _count(shape, dims) -> int:
 
 def _where(cond, a, b):
     return ops.where(cond, a, b)
+
+
+def _mask(cond, like):
+    """A 0/1 constant of ``like``'s dtype: piecewise-constant factors need no graph of their own."""
+    return _make(cond._data.astype(like._data.dtype))
 
 
 # ---- binary arithmetic ----------------------------------------------------------------------
@@ -166,7 +172,7 @@ def _clamp(ctx, g):
     if ctx.max is not None:
         upper = a <= ctx.max
         inside = upper if inside is None else inside & upper
-    return (g * inside if inside is not None else g,)
+    return (g * _mask(inside, g) if inside is not None else g,)
 
 
 def _sigmoid_forward(a):
@@ -232,7 +238,7 @@ def _sum_forward(a, dim, keepdim, dtype=None):
 def _extreme(ctx, g):
     a = _x(ctx)
     r = _keep(ctx.result, ctx.dim, a.ndim, ctx.keepdim)
-    hit = (a == r).to(g.dtype)
+    hit = _mask(a == r, g)
     # NOTE: ties share the gradient evenly, as torch does for amax/amin and full max/min.
     share = hit / hit.sum(ctx.dim, keepdim=True)
     return (_keep(g, ctx.dim, a.ndim, ctx.keepdim) * share,)
@@ -515,7 +521,7 @@ TABLE = {
     "sigmoid": _unary("SigmoidBackward0", _sigmoid_forward,
                       lambda ctx, g: (g * ctx.result * (1 - ctx.result),), False, True),
     "relu": _unary("ReluBackward0", lambda a: np.maximum(a, 0),
-                   lambda ctx, g: (g * (ctx.result > 0),), False, True),
+                   lambda ctx, g: (g * _mask(ctx.result > 0, g),), False, True),
     "reciprocal": _unary("ReciprocalBackward0", np.reciprocal,
                          lambda ctx, g: (-g * ctx.result * ctx.result,), False, True),
     "clamp": _unary("ClampBackward1", _clamp_forward, _clamp),

@@ -72,6 +72,8 @@ class GradGuard:
         self.remove()
 
     def __getattr__(self, name: str) -> Any:
+        if name in ("_optimizer", "_state"):  # not yet set (copy, pickle): no recursion
+            raise AttributeError(name)
         return getattr(self._optimizer, name)
 
     def __setattr__(self, name: str, value: Any) -> None:

@@ -55,10 +55,9 @@ class _Ledger:
             elif self.in_step and any(s < self.step_started_at for _, s, _ in self.pending[index]):
                 self.reused_in_closure.append(index)
             value = adapter.as_numpy(grad)
-            if not np.all(np.isfinite(value)):
-                self.non_finite.append((self.batch, self.names[index]))
             self.pending[index].append((self.batch, self.seq, value))
-            self.history[index].add(self.batch)
+            if np.any(value):  # a pass that leaves a parameter's gradient at zero is no evidence
+                self.history[index].add(self.batch)
             self.seq += 1
 
         return record
@@ -183,6 +182,11 @@ class _Audit:
         self.grads_at_step = [
             None if p.grad is None else adapter.as_numpy(p.grad) for p in ledger.params
         ]
+        # NOTE: only gradients that reach step() must be finite; a loss scaler's overflowing
+        # passes are legitimate as long as it skips the step, as GradScaler does
+        for name, grad in zip(ledger.names, self.grads_at_step):
+            if grad is not None and not np.all(np.isfinite(grad)):
+                ledger.non_finite.append((ledger.batch, name))
         self.values_at_step = [adapter.as_numpy(p) for p in ledger.params]
         ledger.in_step, ledger.step_started_at = True, ledger.seq
         ledger.reused_in_closure = []
@@ -225,11 +229,17 @@ class _Audit:
                     f"the update includes gradients of earlier batch(es) {earlier}; call "
                     "optimizer.zero_grad() once per update, right after optimizer.step()"
                 ))
-            elif len(set(used) & window) < k:
+            elif produced - set(used) and k == 1:
+                self._add("wiped_gradients", index, (
+                    f"the update ignores batch {batch}: its gradient was reset before step(); "
+                    "move zero_grad() before backward() or after step()"
+                ))
+            elif produced - set(used):
+                kept = sorted(produced & set(used))
                 self._add("discarded_accumulation", index, (
-                    f"the update uses {len(set(used) & window)} of {k} micro-batches "
-                    f"(batches {sorted(set(used))} of {sorted(window)}); a zero_grad() inside "
-                    "the accumulation window discards the earlier ones: call it only after step()"
+                    f"the update uses {len(kept)} of {len(produced)} micro-batches (batches "
+                    f"{kept} of {sorted(produced)}); a zero_grad() inside the accumulation "
+                    "window discards the earlier ones: call it only after step()"
                 ))
             else:
                 clean.append(index)

@@ -115,10 +115,14 @@ class LossAccumulatedWithGraph(Rule):
     @classmethod
     def check(cls, analysis) -> list:
         findings = []
-        units = [analysis.tree] + [
-            n for n in ast.walk(analysis.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-        ]
-        for unit in units:
+        units: dict[int, ast.AST] = {}
+        for call in analysis.index.backward_calls:
+            unit = analysis.function_of(call)
+            if isinstance(unit, (ast.Lambda, ast.ClassDef)):
+                continue
+            unit = unit or analysis.tree
+            units[id(unit)] = unit
+        for unit in units.values():
             findings.extend(_check_unit(cls, analysis, unit))
         return findings
 

@@ -226,3 +226,20 @@ def test_engine_binding_is_temporary(run: Callable) -> None:
     after = {k: v for k, v in sys.modules.items() if k == "torch" or k.startswith("torch.")}
     assert after.keys() == before.keys()
     assert all(after[k] is before[k] for k in before), "real torch modules are restored"
+
+
+def test_zeroing_at_window_start_equals_zeroing_after_step(run: Callable, backend: str) -> None:
+    # Two full windows: the second one proves the window-start zero clears the applied gradients.
+    start = run("good_accum_zero_at_window_start", backend, n_samples=16)
+    after = run("good_accum_modulo_same_if", backend, n_samples=16)
+    assert len(start["step_grads"]) == 2
+    assert np.allclose(start["step_grads"], after["step_grads"], atol=1e-6)
+    assert np.allclose(start["final"], after["final"], atol=1e-6)
+
+
+def test_nonfinite_grad_norm_batches_are_skipped_cleanly(run: Callable, backend: str) -> None:
+    out = run("good_skip_nonfinite_grad_norm", backend, epochs=3)
+    assert out["skipped"] == 3, "the poisoned batch is skipped once per epoch"
+    assert np.all(np.isfinite(out["params"])) and np.all(np.isfinite(out["norms"]))
+    per_epoch = np.array(out["losses"]).reshape(3, -1).mean(axis=1)
+    assert per_epoch[-1] < per_epoch[0], per_epoch

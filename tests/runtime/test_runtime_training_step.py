@@ -176,3 +176,18 @@ def test_generated_loops_are_classified(bug, k, optimizer_name, width, seed):
     if kind is not None:
         first = {"stale_gradients": 2 * k - 1, "wiped_gradients": k - 1}.get(kind, k - 1)
         assert min(p.batch for p in report.problems) == first
+
+
+def test_an_overflowing_pass_that_a_scaler_skips_is_not_an_error():
+    torch = pytest.importorskip("torch")
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(scale):  # what GradScaler does: skip step() when the scaled gradients overflow
+        opt.zero_grad()
+        (model(torch.ones(1, 2)).sum() * scale).backward()
+        if all(torch.isfinite(p.grad).all() for p in model.parameters()):
+            opt.step()
+
+    report = check_training_step(step, model, opt, [1.0, float("inf"), 1.0])
+    assert report.passed and report.steps == 2

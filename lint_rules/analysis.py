@@ -54,7 +54,8 @@ def analyse(tree: ast.Module, text: SourceText) -> Analysis:
             continue
         interpreter.run(body, class_name, repeat)
         for key, issue in interpreter.issues.items():
-            issues.setdefault(key, (issue, interpreter.zeroed_in_loop))
+            if not _matched_windows(issue, interpreter.counter_zeroed_in_loop):
+                issues.setdefault(key, (issue, interpreter.zeroed_in_loop))
     for issue, zeroed in issues.values():
         if issue.code == "GC001":
             analysis.gc001.append(issue)
@@ -76,6 +77,15 @@ def _units(tree: ast.Module, index: ModuleIndex):
             repeat = node if node.name in REPEATED_HOOKS else None
             yield node.body, index.enclosing_class(node), repeat
         stack.extend(c for c in ast.iter_child_nodes(node) if index.contains_events(c))
+
+
+def _matched_windows(issue: Issue, counter_zeroed: dict[int, set[str]]) -> bool:
+    """A counter-gated step in a loop that also resets under a counter test: the two tests
+    are assumed to delimit the same accumulation window (we do not do modular arithmetic)."""
+    if issue.code != "GC002" or not issue.counter_gated or not issue.loops:
+        return False
+    zeroed = counter_zeroed.get(id(issue.loops[-1]), set())
+    return ev.ALL in zeroed or issue.optimizer in zeroed
 
 
 def _zeroed_once_before(

@@ -52,6 +52,7 @@ class Issue:
     loop_carried: bool = False
     conditions: tuple[str, ...] = ()
     loops: tuple[ast.AST, ...] = field(default=(), repr=False)
+    counter_gated: bool = False  # the step sits under a modulo test in its loop
 
 
 @dataclass
@@ -101,8 +102,10 @@ class Interpreter:
         self.text = text
         self.issues: dict[tuple, Issue] = {}
         self.zeroed_in_loop: dict[int, set[str]] = {}
+        self.counter_zeroed_in_loop: dict[int, set[str]] = {}  # resets under `if i % k == 0`
         self._loops: list[ast.AST] = []
-        self._conditions: list[tuple[str, int]] = []  # enclosing if-tests and their loop depth
+        # enclosing if-tests: (text, loop depth, whether it is a modulo/counter test)
+        self._conditions: list[tuple[str, int, bool]] = []
         self._gates: list[str] = []
         self._handlers = 0
         self._frames: list[FunctionNode] = []
@@ -173,7 +176,7 @@ class Interpreter:
         if isinstance(stmt, ast.Break):
             return Flow(brk=state)
         if isinstance(stmt, ast.Continue):
-            return Flow(cont=state)
+            return Flow(cont=self._skipped(state))
         return Flow(normal=self._assigned(stmt, state))
 
     def _if(self, stmt: ast.If, state: State) -> Flow:
@@ -192,9 +195,10 @@ class Interpreter:
             self._unstable.add(key)
         yes, no = self._split(state, key, value)
         test_text = " ".join(self.text.segment(stmt.test).split())
-        self._conditions.append((test_text, len(self._loops)))
+        modulo = any(isinstance(n, ast.Mod) for n in ast.walk(stmt.test))
+        self._conditions.append((test_text, len(self._loops), modulo))
         then = self._block(stmt.body, yes) if yes else Flow()
-        self._conditions[-1] = (f"not ({test_text})", len(self._loops))
+        self._conditions[-1] = (f"not ({test_text})", len(self._loops), modulo)
         other = self._block(stmt.orelse, no) if no else Flow()
         self._conditions.pop()
         return _join_flows(then, other)
@@ -294,8 +298,9 @@ class Interpreter:
         trace: list[State] = [state]
         body = self._block(stmt.body, state, trace)
         handler_in: State | None = None
-        for s in trace:
-            handler_in = join(handler_in, s)
+        # An exception interrupts some statement, so a handler starts from the state before it.
+        for before in trace[: len(stmt.body)]:
+            handler_in = join(handler_in, before)
         flows = []
         self._handlers += 1
         try:
@@ -322,6 +327,19 @@ class Interpreter:
         for case in stmt.cases:
             result = _join_flows(result, self._block(case.body, state))
         return result
+
+    def _inner_conditions(self) -> list[bool]:
+        depth = len(self._loops)
+        return [modulo for _, d, modulo in self._conditions if d == depth and depth]
+
+    def _skipped(self, state: State) -> State:
+        # `continue` in an except handler, or under a test that is not a counter test
+        # (`if not math.isfinite(norm): continue`), drops the batch on purpose: its gradients
+        # were never meant for a step, so a later reset of them is no loss.
+        inner = self._inner_conditions()
+        if not (self._handlers or (inner and not any(inner))):
+            return state
+        return self._map_all(state, _dropped)
 
     def _assigned(self, stmt: ast.stmt, state: State) -> State:
         if not isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
@@ -397,7 +415,13 @@ class Interpreter:
     def _apply_zero(self, event: ev.Event, targets: tuple[str, ...], state: State) -> State:
         for loop in self._loops:
             self.zeroed_in_loop[id(loop)].update(targets)
-        quiet = self._handlers > 0 or event.partial
+        inner = self._inner_conditions()
+        # A reset under a counter test (`if i % k == 0: zero_grad()`) opens an accumulation
+        # window on purpose: GC001 trusts it, and so does GC002 when the step is counter-gated.
+        counter = bool(inner and inner[-1])
+        if counter and self._loops:
+            self.counter_zeroed_in_loop.setdefault(id(self._loops[-1]), set()).update(targets)
+        quiet = self._handlers > 0 or event.partial or counter
         fn = lambda f: _on_zero(f, event, quiet)  # noqa: E731
         if ev.ALL in targets:
             return self._map_all(state, fn)
@@ -426,12 +450,12 @@ class Interpreter:
         kind = fact[0]
         # Only tests inside the innermost loop explain why the step is skipped.
         depth = len(self._loops)
-        conditions = tuple(t for t, d in self._conditions if d == depth and depth)
+        conditions = tuple(t for t, d, _ in self._conditions if d == depth and depth)
         if self._gates:
             conditions += ("<sync>",)
         if kind == STALE:
             issues = [Issue("GC002", step, step, opt, (fact[1],), True, conditions,
-                            tuple(self._loops))]
+                            tuple(self._loops), any(self._inner_conditions()))]
         elif kind in (WIPED, WFRESH):
             backwards = tuple(sorted(fact[2], key=_pos))
             issues = [Issue("GC001", zero, step, opt, backwards, kind == WFRESH, conditions,
@@ -590,8 +614,15 @@ def _on_zero(fact: tuple, zero: ev.Event, quiet: bool) -> tuple:
     return (CLEAN,)
 
 
+def _dropped(fact: tuple) -> tuple:
+    if fact[0] == FRESH:
+        return (FOREIGN,)
+    return (CLEAN,) if fact[0] == WIPED else fact
+
+
 def _after_step(fact: tuple) -> tuple:
-    return (CLEAN,) if fact[0] == CLEAN else (APPLIED,)
+    # After a wipe the step had nothing to apply, so nothing stale is left behind.
+    return (CLEAN,) if fact[0] in (CLEAN, WIPED) else (APPLIED,)
 
 
 def _after_other_step(fact: tuple) -> tuple:

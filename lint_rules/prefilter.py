@@ -53,8 +53,7 @@ def _step_calls(source: str) -> list[re.Match[str]]:
     calls = []
     for match in _STEP.finditer(source):
         head = source[max(0, match.start() - 16) : match.start()]
-        if head.endswith("optimizer_"):
-            head = head[: -len("optimizer_")]
+        head = head.removesuffix("optimizer_")
         if head.rstrip().endswith("."):
             calls.append(match)
     return calls

@@ -92,16 +92,16 @@ def check_gradgrad(fn: Callable, inputs: Any, grad_outputs: Any = None, **option
     """
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     adapter = adapter_for(inputs, fn=fn, wrt=options.pop("wrt", None), vjp=options.get("vjp"))
-    outputs, _ = adapter.linearize()
+    outputs = adapter.output_items(adapter.call(list(adapter.inputs)))
+    first = adapter.first_order(len(outputs))
     if grad_outputs is None:
         rng = np.random.default_rng(options.get("seed", 0) + 1)
-        grad_outputs = [rng.standard_normal(o.shape) for o in outputs]
+        grad_outputs = [rng.standard_normal(tuple(o.shape)) for o in outputs]
     grad_outputs = list(grad_outputs) if isinstance(grad_outputs, (tuple, list)) else [
         grad_outputs]
-    first = adapter.first_order(len(outputs))
-    like = [adapter.inputs[adapter.diff[0]]] * len(grad_outputs)
-    gos = [adapter.differentiable(np.asarray(adapter.to_numpy(g), dtype=np.float64), x)
-           for g, x in zip(grad_outputs, like)]
+    # grad_outputs take their outputs' dtypes, so the VJP is computed in the tested dtype
+    gos = [adapter.differentiable(np.asarray(adapter.to_numpy(g), dtype=np.float64), o)
+           for g, o in zip(grad_outputs, outputs)]
     names = [f"input {i}" for i in range(len(inputs))] + [
         f"grad_output {k}" for k in range(len(gos))]
     wrt = list(adapter.diff) + [len(inputs) + k for k in range(len(gos))]

@@ -24,7 +24,7 @@ def product_normal_cdf(c: float) -> float:
     """P(|Z1 * Z2| < c) for independent standard normals Z1, Z2.
 
     >>> round(product_normal_cdf(1.0), 3)
-    0.73
+    0.791
     """
     if c <= 0:
         return 0.0

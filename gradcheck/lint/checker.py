@@ -29,7 +29,13 @@ class Outcome:
 
 
 def check_document(document: Document, path: str, codes: frozenset[str], known: set[str]) -> Outcome:
-    """Lint ``document`` with the rules in ``codes``."""
+    """Lint ``document`` with the rules in ``codes``; never raises for any input.
+
+    >>> from gradcheck.lint.document import Document
+    >>> check_document(Document("def f(:\\n  loss.backward(); opt.step()\\n"), "a.py",
+    ...                frozenset({"GC002"}), {"GC002"}).findings[0].code
+    'GC000'
+    """
     source = document.program
     suppressions = noqa.scan(source)
     warnings = noqa.warnings_for(suppressions, known)

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gradcheck.lint.config import ConfigFinder, FileConfig
+from gradcheck.lint.config import ConfigFinder
 from gradcheck.lint.gitignore import IgnoreFile, is_ignored
 
 SUFFIXES = (".py", ".ipynb")

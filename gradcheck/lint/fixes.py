@@ -11,7 +11,13 @@ MAX_PASSES = 10  # a fix that never converges must not hang the run
 
 
 def applicable(finding: Finding, unsafe: bool) -> bool:
-    """Whether ``finding`` has a fix that this run may apply."""
+    """Whether ``finding`` has a fix that this run may apply.
+
+    >>> from lint_rules.finding import Edit, Finding, Fix
+    >>> unsafe = Finding(1, 1, "GC003", "r", "m", fix=Fix("d", (Edit(0, 0, "x"),), safe=False))
+    >>> applicable(unsafe, unsafe=False), applicable(unsafe, unsafe=True)
+    (False, True)
+    """
     return finding.fix is not None and (finding.fix.safe or unsafe)
 
 

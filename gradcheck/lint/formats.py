@@ -72,7 +72,11 @@ def render_text(report: Report, *, color: bool = False, unsafe: bool = False) ->
 
 
 def render_json(report: Report) -> str:
-    """A JSON list with one object per finding."""
+    """A JSON list with one object per finding.
+
+    >>> render_json(Report([]))
+    '[]\\n'
+    """
     return json.dumps([_record(r, f) for r, f in report.findings], indent=2) + "\n"
 
 
@@ -179,7 +183,11 @@ def render_statistics(report: Report) -> str:
 
 def render(report: Report, fmt: str, *, rules: list[RuleInfo], version: str,
            color: bool = False, unsafe: bool = False) -> str:
-    """Render ``report`` in ``fmt`` (one of :data:`FORMATS`)."""
+    """Render ``report`` in ``fmt`` (one of :data:`FORMATS`).
+
+    >>> render(Report([]), "github", rules=[], version="0")
+    ''
+    """
     if fmt == "json":
         return render_json(report)
     if fmt == "sarif":

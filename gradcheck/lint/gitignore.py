@@ -131,7 +131,13 @@ def _posix(path: str) -> str:
 
 
 def is_ignored(stack: list[IgnoreFile], path: Path | str, is_dir: bool) -> bool:
-    """Deeper ignore files override shallower ones, as git does."""
+    """Deeper ignore files override shallower ones, as git does.
+
+    >>> from pathlib import Path
+    >>> stack = [IgnoreFile(Path("/r"), ["*.py"]), IgnoreFile(Path("/r/keep"), ["!*.py"])]
+    >>> is_ignored(stack, "/r/keep/a.py", False), is_ignored(stack, "/r/b.py", False)
+    (False, True)
+    """
     for ignore_file in reversed(stack):
         verdict = ignore_file.decide(path, is_dir)
         if verdict is not None:

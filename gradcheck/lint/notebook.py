@@ -155,6 +155,11 @@ def _store_source(cell: dict, text: str) -> None:
 
 
 def dump(notebook: Notebook) -> str:
-    """Serialise like Jupyter does: the detected indent, non-ASCII kept as is."""
+    """Serialise like Jupyter does: the detected indent, non-ASCII kept as is.
+
+    >>> text = '{\\n "cells": []\\n}\\n'
+    >>> dump(load(text)) == text
+    True
+    """
     text = json.dumps(notebook.data, indent=notebook.indent, ensure_ascii=False)
     return text + "\n" if notebook.trailing_newline else text

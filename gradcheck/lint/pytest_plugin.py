@@ -13,16 +13,19 @@ _MARKER = "gradcheck_lint"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register ``--gradcheck-lint``."""
     group = parser.getgroup("gradcheck-lint", "training-loop lint (gradcheck)")
     group.addoption("--gradcheck-lint", action="store_true", default=False,
                     help="Lint every collected .py/.ipynb file with gradcheck's rules.")
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Register the ``gradcheck_lint`` marker so ``-m gradcheck_lint`` selects lint items."""
     config.addinivalue_line("markers", f"{_MARKER}: a gradcheck lint check of one file")
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """With ``--gradcheck-lint``, add a lint item for each ``.py`` / ``.ipynb`` file."""
     if not parent.config.getoption("gradcheck_lint"):
         return None
     if file_path.suffix not in (".py", ".ipynb"):

@@ -36,7 +36,13 @@ def expand(selector: str, rules: list[RuleInfo], *, origin: str = "--select") ->
 
 
 def expand_all(selectors: Iterable[str], rules: list[RuleInfo], *, origin: str) -> set[str]:
-    """The union of :func:`expand` over ``selectors``."""
+    """The union of :func:`expand` over ``selectors``.
+
+    >>> from gradcheck.lint.registry import RuleInfo
+    >>> sorted(expand_all(["GC001", "c-d"], [RuleInfo("GC001", "a-b", "", ""),
+    ...                                       RuleInfo("GC002", "c-d", "", "")], origin="x"))
+    ['GC001', 'GC002']
+    """
     codes: set[str] = set()
     for selector in selectors:
         codes |= expand(selector, rules, origin=origin)

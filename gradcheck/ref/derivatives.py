@@ -266,9 +266,9 @@ def _var(ctx, g):
     a = _x(ctx)
     n = _count(a.shape, ctx.dim)
     centered = a - a.mean(ctx.dim, keepdim=True)
-    # NOTE: with n <= correction torch's factor is inf and the gradient nan; float64 keeps that.
+    # NOTE: with n <= correction torch divides by zero and gets nan; say so without 0 * inf.
     dof = n - ctx.correction
-    factor = 2.0 / dof if dof > 0 else float("inf")
+    factor = 2.0 / dof if dof > 0 else float("nan")
     return (_keep(g, ctx.dim, a.ndim, ctx.keepdim) * centered * factor,)
 
 
@@ -289,7 +289,7 @@ def _std(ctx, g):
     zero = r == 0
     scale = _where(zero, 0.0, _keep(g, ctx.dim, a.ndim, ctx.keepdim) / _where(zero, 1.0, r))
     dof = n - ctx.correction
-    return (scale * centered * (1.0 / dof if dof > 0 else float("inf")),)
+    return (scale * centered * (1.0 / dof if dof > 0 else float("nan")),)
 
 
 def _norm_forward(a, dim, keepdim):

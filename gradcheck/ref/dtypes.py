@@ -110,7 +110,7 @@ def get_default_dtype() -> dtype:
 
 
 def set_default_dtype(d: dtype) -> None:
-    """Make ``d`` (float32 or float64) the dtype of new float tensors, as ``torch.set_default_dtype``.
+    """Make ``d`` (float32 or float64) the dtype of new float tensors (torch.set_default_dtype).
 
     >>> set_default_dtype(float64); set_default_dtype(float32)
     """

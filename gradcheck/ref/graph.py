@@ -101,7 +101,7 @@ class Node:
         self._saved_output = None
 
     def register_hook(self, fn) -> None:
-        raise NotImplementedError("grad_fn.register_hook is not supported; use Tensor.register_hook")
+        raise NotImplementedError("grad_fn.register_hook is unsupported; use Tensor.register_hook")
 
 
 class AccumulateGrad:

@@ -14,8 +14,9 @@ import yaml  # pre-commit's own dependency
 def _pytest(project: Path, *args: str) -> subprocess.CompletedProcess:
     # A real pytest process: pytester needs a root-level conftest to enable it.
     return subprocess.run(
+        # other plugins are switched off: they only slow the child's start-up down
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:gradcheck-device",
-         "-q", *args],
+         "-p", "no:gradcheck", "-p", "no:hypothesispytest", "-p", "no:xdist", "-q", *args],
         cwd=project, capture_output=True, text=True, timeout=120, check=False)
 
 

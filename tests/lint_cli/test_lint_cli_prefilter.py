@@ -92,8 +92,8 @@ def training_programs(draw) -> str:
     if layout == "function":
         code.insert(0, "def train(model, loader, optimizer, scaler, scheduler, criterion):")
     elif layout == "method":
-        code[:0] = ["class Trainer:", "    def fit(self, model, loader, optimizer, scaler, "
-                    "scheduler, criterion, accelerator):"]
+        code[:0] = ["class Trainer:", ("    def fit(self, model, loader, optimizer, scaler, "
+                    "scheduler, criterion, accelerator):")]
     prelude = ["import torch", "# optimizer.step() in a comment"]
     if helper:
         prelude += ["", "def do_backward(loss):", "    loss.backward()", ""]

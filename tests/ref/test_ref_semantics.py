@@ -348,3 +348,54 @@ def test_custom_function_with_save_for_backward(m):
 def test_requires_grad_on_integer_tensors():
     assert_same_error(lambda m: m.ones(3, dtype=m.long).requires_grad_())
     assert_same_error(lambda m: m.tensor([1, 2], requires_grad=True))
+
+
+# ----- dtypes of gradients, deep graphs, views ------------------------------------------------------
+@BOTH
+def test_gradients_take_their_inputs_dtype(m):
+    a = m.ones(2, 3, requires_grad=True)
+    b = m.ones(3, dtype=m.float64, requires_grad=True)
+    (a * b).sum().backward()
+    assert a.grad.dtype == m.float32 and b.grad.dtype == m.float64
+    assert b.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_deep_graph_does_not_hit_the_recursion_limit():
+    x = ref.tensor(1.0, requires_grad=True)
+    y = x
+    for _ in range(5000):
+        y = y * 1.0001
+    y.backward()
+    assert x.grad.item() == pytest.approx(1.0001 ** 5000)
+
+
+@BOTH
+def test_views_share_the_version_counter(m):
+    a = m.ones(4, requires_grad=True)
+    b = a * 2
+    c = b.exp()  # saves its output c
+    v = c.view(2, 2)
+    v[0, 0] = 5.0
+    assert c._version == v._version > 0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        c.sum().backward()
+
+
+@BOTH
+def test_gradient_of_a_reused_leaf_sums_both_paths(m):
+    x = m.tensor([1.0, -2.0], requires_grad=True)
+    y = x * x + x.relu() + x.abs() * 0.5
+    y.sum().backward()
+    assert x.grad.tolist() == [3.5, -4.5]
+
+
+@BOTH
+def test_grad_can_be_set_to_none_or_replaced(m):
+    w = m.ones(2, requires_grad=True)
+    (w * 3).sum().backward()
+    w.grad = None
+    (w * 2).sum().backward()
+    assert w.grad.tolist() == [2.0, 2.0]
+    w.grad = m.zeros(2)
+    (w * 2).sum().backward()
+    assert w.grad.tolist() == [2.0, 2.0]

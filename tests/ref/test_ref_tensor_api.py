@@ -168,7 +168,7 @@ def test_data_is_settable_and_shares_storage():
     assert w.tolist() == [0.0, 0.0] and w.requires_grad
 
 
-# ----- indexing and in-place under no_grad ----------------------------------------------------------
+# ----- indexing and in-place under no_grad ---------------------------------------------------
 @pytest.mark.parametrize("index", [
     lambda m: 1, lambda m: -1, lambda m: slice(None, None, 2), lambda m: (Ellipsis, 0),
     lambda m: (None, 1), lambda m: m.tensor([2, 0, 2]), lambda m: [0, 1],

@@ -1,6 +1,7 @@
 """Helpers shared by the nn/optim/data tests: build the same model in torch and the engine."""
 from __future__ import annotations
 
+import itertools
 import types
 
 import numpy as np
@@ -39,7 +40,7 @@ def _mlp(lib, sizes=(4, 8, 3), act="Tanh", dtype=None):
     """A small MLP built from `lib.nn` in float64 (default)."""
     dtype = dtype or lib.float64
     layers = []
-    for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+    for i, (fan_in, fan_out) in enumerate(itertools.pairwise(sizes)):
         layers.append(lib.nn.Linear(fan_in, fan_out, dtype=dtype))
         if i < len(sizes) - 2:
             layers.append(getattr(lib.nn, act)())

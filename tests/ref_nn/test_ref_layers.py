@@ -208,3 +208,34 @@ def test_embedding_padding_row_gets_no_gradient(ref):
     emb(ref.tensor([2, 2, 1])).sum().backward()
     assert emb.weight.grad[2].tolist() == [0.0, 0.0]
     assert emb.weight.grad[1].tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("inplace_fn", [
+    lambda F, h: F.leaky_relu(h, 0.1, inplace=True),
+    lambda F, h: F.relu(h, inplace=True),
+])
+def test_inplace_activations_stay_differentiable(inplace_fn, ref, torch, helpers):
+    values = np.array([[-1.5, 0.5], [2.0, -0.25]])
+
+    def run(lib):
+        x = lib.tensor(values, requires_grad=True)
+        h = x * 2.0  # a non-leaf, so the in-place edit is legal
+        out = inplace_fn(lib.nn.functional, h)
+        assert out is h
+        (out * lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64)).sum().backward()
+        return out, x.grad
+
+    (r_out, r_grad), (t_out, t_grad) = run(ref), run(torch)
+    helpers.assert_close(r_out, t_out, rtol=1e-12)
+    helpers.assert_close(r_grad, t_grad, rtol=1e-12)
+
+
+def test_inplace_dropout_scales_the_gradient_by_its_mask(ref):
+    ref.manual_seed(1)
+    x = ref.ones(1000, dtype=ref.float64, requires_grad=True)
+    h = x * 1.0
+    out = ref.nn.functional.dropout(h, p=0.5, training=True, inplace=True)
+    assert out is h
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), out.detach().numpy())
+    assert set(np.unique(x.grad.numpy())) == {0.0, 2.0}

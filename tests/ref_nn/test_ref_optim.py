@@ -126,10 +126,11 @@ def test_closed_form_with_explicit_epoch_matches_torch(name, ref, torch):
         opt = lib.optim.SGD([lib.nn.Parameter(lib.zeros(1))], lr=1.0)
         sched = getattr(lib.optim.lr_scheduler, name)(opt, **CLOSED_FORM[name])
         out = []
-        with pytest.warns(UserWarning):
-            for epoch in (3, 7, 10, 12):
+        for epoch in (3, 7, 10, 12):
+            opt.step()
+            with pytest.warns(UserWarning, match="deprecated"):
                 sched.step(epoch)
-                out.append(sched.get_last_lr()[0])
+            out.append(sched.get_last_lr()[0])
         return out
 
     np.testing.assert_allclose(lrs(ref), lrs(torch), rtol=1e-12)
@@ -188,6 +189,7 @@ def test_none_grad_is_skipped_but_zero_grad_moves(name, kwargs, ref, torch, help
 
     t_skipped, t_hist, t_state = run(torch)
     r_skipped, r_hist, r_state = run(ref)
+    np.testing.assert_array_equal(t_skipped, [1.0, -2.0])
     np.testing.assert_array_equal(r_skipped, [1.0, -2.0])
     assert r_state == t_state
     helpers.assert_close(r_hist, t_hist, rtol=1e-12)
@@ -348,3 +350,22 @@ def test_bad_hyperparameters_raise_clear_errors(bad, ref):
     with pytest.raises((ValueError, TypeError)) as info:
         bad(ref, params)
     assert len(str(info.value)) > 10
+
+
+def test_step_pre_hook_can_replace_arguments(ref, torch):
+    def run(lib):
+        w = lib.nn.Parameter(lib.tensor([3.0]))
+        opt = lib.optim.SGD([w], lr=0.25)
+
+        def closure():
+            opt.zero_grad()
+            loss = (w * w).sum()
+            loss.backward()
+            return loss
+
+        opt.register_step_pre_hook(lambda o, args, kwargs: (args, {"closure": closure}))
+        loss = opt.step()  # the hook supplies the closure
+        return loss.item(), w.item()
+
+    assert run(ref) == pytest.approx(run(torch))
+    assert run(ref) == pytest.approx((9.0, 1.5))

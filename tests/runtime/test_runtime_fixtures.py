@@ -72,3 +72,12 @@ def test_a_closure_without_zero_grad_is_stale():
     assert report.kinds == {"stale_gradients"}
     with guard(opt), pytest.raises(GradGuardError, match="stale"):
         step(0)
+
+
+@pytest.mark.parametrize("stem", _stems())
+def test_the_linter_reports_exactly_the_expected_findings(stem):
+    lint_rules = pytest.importorskip("lint_rules")
+    source = (FIXTURES / f"{stem}.py").read_text(encoding="utf-8")
+    found = sorted(f"{f.line}:{f.column} {f.code}" for f in lint_rules.check_source(source, stem))
+    expected = (FIXTURES / f"{stem}.expected").read_text(encoding="utf-8").split()
+    assert found == sorted(" ".join(pair) for pair in zip(expected[::2], expected[1::2]))

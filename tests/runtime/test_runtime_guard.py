@@ -4,6 +4,8 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gradcheck.runtime import GradGuardError, GradGuardWarning, guard
 
@@ -146,3 +148,29 @@ def test_warn_action_does_not_raise(torch):
         opt.step()
     assert [w.category for w in caught] == [GradGuardWarning]
     assert len(guarded.findings) == 1
+
+
+# generated loop -> the batch where the guard must first object (None: it must stay silent)
+FIRST_OBJECTION = {
+    "correct": lambda k: None,
+    "unscaled": lambda k: None,  # counts cannot see a loss scale
+    "no_zero_grad": lambda k: 2 * k - 1,  # the second step sees 2k passes
+    "zero_between": lambda k: k - 1,  # the first step sees none
+    "zero_each_micro_batch": lambda k: 1 if k > 1 else None,  # the second reset discards one
+}
+
+
+@given(bug=st.sampled_from(sorted(FIRST_OBJECTION)), k=st.integers(1, 3),
+       optimizer_name=st.sampled_from(["sgd", "adam"]), seed=st.integers(0, 2**16))
+def test_generated_loops_are_stopped_where_the_bug_first_bites(generated_loop, bug, k,
+                                                                optimizer_name, seed):
+    _, opt, step, _, batches = generated_loop(bug, k, optimizer_name, 2, seed)
+    stopped = None
+    with guard(opt, accumulation_steps=k):
+        for index, batch in enumerate(batches):
+            try:
+                step(batch)
+            except GradGuardError:
+                stopped = index
+                break
+    assert stopped == FIRST_OBJECTION[bug](k)

@@ -110,3 +110,11 @@ def test_real_gpu_matches_cpu(gradcheck_device):
     report = check_parity(layer, _inputs(rows=256), devices=("cpu", gradcheck_device),
                           dtypes=("float32", "float64"))
     assert report.passed, report.summary()
+
+
+def test_the_engine_on_cuda_needs_cupy_and_says_so():
+    reason = RefDevice("cuda").unavailable_reason()
+    if reason is None:
+        pytest.skip("CuPy reaches a GPU here")
+    with pytest.raises(DeviceUnavailable, match="CuPy"):
+        check_parity(layer, _inputs(), framework="ref", devices=("cuda",))

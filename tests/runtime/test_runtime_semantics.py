@@ -79,3 +79,11 @@ def test_cli_rejects_an_unknown_framework():
 def test_unknown_framework_name_is_a_clear_error():
     with pytest.raises(ValueError, match="framework must be one of"):
         run_semantics("tensorflow")
+
+
+def test_rows_fail_when_the_reference_engine_cannot_run_them(monkeypatch):
+    pytest.importorskip("torch")
+    monkeypatch.setattr(semantics_module, "_load_reference", lambda: types.SimpleNamespace())
+    report = run_semantics("torch")
+    assert len(report.failed) == len(SCENARIOS)
+    assert all("reference engine could not run it" in row.detail for row in report.failed)

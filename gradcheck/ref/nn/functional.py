@@ -48,12 +48,12 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
         >>> leaky_relu(torch.tensor([-2.0, 3.0]), 0.5).tolist()
         [-1.0, 3.0]
     """
-    out = torch.where(input > 0, input, input * negative_slope)
-    if inplace:
-        with torch.no_grad():
-            input.copy_(out)
-        return input
-    return out
+    if not inplace:
+        return torch.where(input > 0, input, input * negative_slope)
+    # The engine's scalar mul saves its tensor operand (torch saves nothing there), and the
+    # write below would invalidate it; scaling a clone keeps the graph valid. copy_ records
+    # the in-place edit in the graph, as torch's leaky_relu_ does.
+    return input.copy_(torch.where(input > 0, input, input.clone() * negative_slope))
 
 
 def tanh(input: Tensor) -> Tensor:
@@ -121,13 +121,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         return input
     if p == 1.0:
         return input * torch.zeros_like(input)
-    keep = (torch.rand(input.shape) >= p).to(input.dtype)
-    out = input * (keep / (1.0 - p))
-    if inplace:
-        with torch.no_grad():
-            input.copy_(out)
-        return input
-    return out
+    scale = (torch.rand(input.shape) >= p).to(input.dtype) / (1.0 - p)
+    return input.mul_(scale) if inplace else input * scale
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> Tensor:

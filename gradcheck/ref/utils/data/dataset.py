@@ -129,7 +129,7 @@ def random_split(dataset: Any, lengths: Sequence[float], generator: Any = None) 
     """
     lengths = list(lengths)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
-        counts = [int(math.floor(len(dataset) * frac)) for frac in lengths]
+        counts = [math.floor(len(dataset) * frac) for frac in lengths]
         for i in range(len(dataset) - sum(counts)):
             counts[i % len(counts)] += 1  # spread the remainder round-robin, as torch does
         lengths = counts

@@ -1,0 +1,186 @@
+"""Reductions: sum, mean, amax/amin, max/min (with indices), var/std, logsumexp, norm, ..."""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from gradcheck.ref import dtypes as dt
+from gradcheck.ref import ops
+from gradcheck.ref.arguments import (  # noqa: F401
+    _NUMBER,
+    _cast,
+    _const,
+    _dims,
+    _float,
+    _normalise_index,
+    _pair,
+    _shape_args,
+    _wrap,
+    is_basic_index,
+    zeros_like_shape,
+)
+from gradcheck.ref.derivatives import TABLE
+from gradcheck.ref.dispatch import apply
+from gradcheck.ref.tensors import Tensor, _dim, _make
+
+class _ReturnType:
+    """``(values, indices)`` with torch's ``torch.return_types.max(...)`` repr."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return (f"torch.return_types.{type(self).__name__}(\nvalues={self.values!r},\n"
+                f"indices={self.indices!r})")
+
+
+class return_max(_ReturnType, namedtuple("max", ["values", "indices"])):  # noqa: N801
+    __slots__ = ()
+
+
+class return_min(_ReturnType, namedtuple("min", ["values", "indices"])):  # noqa: N801
+    __slots__ = ()
+
+
+return_max.__name__ = "max"
+return_min.__name__ = "min"
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001, A002
+    """Sum over ``dim`` (all dims when None).
+
+    >>> from gradcheck.ref import ones
+    >>> sum(ones(2, 3), dim=1)
+    tensor([3., 3.])
+    """
+    if dtype is not None:
+        input = _cast(input, dt.as_dtype(dtype))
+    dims = _dims(dim, input._data.ndim)
+    return apply(TABLE["sum" if dims else "sum_all"], input, dim=dims, keepdim=keepdim)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+    """Mean over ``dim`` (all dims when None); integer inputs are an error, as in torch."""
+    if dtype is not None:
+        input = _cast(input, dt.as_dtype(dtype))
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point or "
+            f"complex dtype. Got: {input.dtype._tensor_type.replace('Tensor', '')}"
+        )
+    dims = _dims(dim, input._data.ndim)
+    return apply(TABLE["mean" if dims else "mean_all"], input, dim=dims, keepdim=keepdim)
+
+
+def amax(input, dim=(), keepdim=False):  # noqa: A002
+    return apply(TABLE["amax"], input, dim=_dims(dim, input._data.ndim), keepdim=keepdim)
+
+
+def amin(input, dim=(), keepdim=False):  # noqa: A002
+    return apply(TABLE["amin"], input, dim=_dims(dim, input._data.ndim), keepdim=keepdim)
+
+
+def _extreme(name, input, dim, keepdim, other):
+    if isinstance(dim, Tensor):
+        other, dim = dim, None
+    if other is not None:
+        return ops.maximum(input, other) if name == "max" else ops.minimum(input, other)
+    if dim is None:
+        if input._data.size == 0:
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
+        return amax(input) if name == "max" else amin(input)
+    d = _dim(dim, input._data.ndim)
+    if not input._data.ndim:
+        return (return_max if name == "max" else return_min)(input.clone(), _make(np.asarray(0)))
+    arg = np.argmax if name == "max" else np.argmin
+    idx = np.expand_dims(arg(input._data, axis=d), d)
+    values = apply(TABLE[f"{name}_dim"], input, dim=d, keepdim=keepdim, indices=idx)
+    indices = _make(idx if keepdim else idx.squeeze(axis=d))
+    return (return_max if name == "max" else return_min)(values, indices)
+
+
+def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001, A002
+    """Full max, ``(values, indices)`` along ``dim``, or elementwise max with a tensor."""
+    return _extreme("max", input, dim, keepdim, other)
+
+
+def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001, A002
+    """Full min, ``(values, indices)`` along ``dim``, or elementwise min with a tensor."""
+    return _extreme("min", input, dim, keepdim, other)
+
+
+def argmax(input, dim=None, keepdim=False):  # noqa: A002
+    if dim is None:
+        return _make(np.asarray(np.argmax(input._data), dtype=np.int64))
+    d = _dim(dim, input._data.ndim)
+    return _make(np.asarray(np.argmax(input._data, axis=d, keepdims=keepdim), dtype=np.int64))
+
+
+def argmin(input, dim=None, keepdim=False):  # noqa: A002
+    if dim is None:
+        return _make(np.asarray(np.argmin(input._data), dtype=np.int64))
+    d = _dim(dim, input._data.ndim)
+    return _make(np.asarray(np.argmin(input._data, axis=d, keepdims=keepdim), dtype=np.int64))
+
+
+def _correction(unbiased, correction) -> int:
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    """Variance with Bessel's correction by default (``correction=1``)."""
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    return apply(TABLE["var"], _float(input), dim=_dims(dim, input._data.ndim),
+                 correction=_correction(unbiased, correction), keepdim=keepdim)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    """Standard deviation with Bessel's correction by default."""
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    return apply(TABLE["std"], _float(input), dim=_dims(dim, input._data.ndim),
+                 correction=_correction(unbiased, correction), keepdim=keepdim)
+
+
+def logsumexp(input, dim, keepdim=False):  # noqa: A002
+    """log(sum(exp(input))) over ``dim``, computed stably."""
+    return apply(TABLE["logsumexp"], _float(input), dim=_dims(dim, input._data.ndim),
+                 keepdim=keepdim)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):  # noqa: A002
+    """Vector p-norm over ``dim`` (all elements when None)."""
+    x = _float(input)
+    dims = _dims(dim, x._data.ndim)
+    if p in ("fro", 2, 2.0):
+        return apply(TABLE["norm"], x, dim=dims, keepdim=keepdim)
+    if p in (float("inf"), "inf"):
+        return amax(ops.abs(x), dims or (), keepdim)
+    if p == 1:
+        return sum(ops.abs(x), dims, keepdim)
+    return ops.pow(sum(ops.pow(ops.abs(x), p), dims, keepdim), 1.0 / p)
+
+
+def all(input, dim=None, keepdim=False):  # noqa: A001, A002
+    axis = None if dim is None else _dim(dim, input._data.ndim)
+    return _make(np.asarray(np.all(input._data, axis=axis, keepdims=keepdim)))
+
+
+def any(input, dim=None, keepdim=False):  # noqa: A001, A002
+    axis = None if dim is None else _dim(dim, input._data.ndim)
+    return _make(np.asarray(np.any(input._data, axis=axis, keepdims=keepdim)))
+
+
+def cumsum(input, dim):  # noqa: A002
+    """Cumulative sum along ``dim`` (built from cat of partial sums is too slow; uses a mask)."""
+    d = _dim(dim, input._data.ndim)
+    n = input._data.shape[d]
+    tri = _const(np.tril(np.ones((n, n))), input, input._data.dtype)
+    moved = ops.transpose(input, d, -1)
+    return ops.transpose(ops.matmul(moved, tri.mT), d, -1)

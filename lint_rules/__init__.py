@@ -9,5 +9,11 @@ from lint_rules.finding import Edit, Finding, Fix, LintSyntaxError
 from lint_rules.rules import RULES, rule_by_code_or_name
 
 __all__ = [
-    "Edit", "Finding", "Fix", "LintSyntaxError", "RULES", "check_source", "rule_by_code_or_name",
+    "RULES",
+    "Edit",
+    "Finding",
+    "Fix",
+    "LintSyntaxError",
+    "check_source",
+    "rule_by_code_or_name",
 ]

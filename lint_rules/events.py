@@ -20,13 +20,10 @@ EVENT_CALL_NAMES = frozenset(
 
 # Class names of optimizers in torch.optim and the common third-party packages.
 OPTIMIZER_CLASSES = frozenset(
-    """Adam AdamW SGD RMSprop Adagrad Adadelta Adamax NAdam RAdam LBFGS SparseAdam ASGD Rprop
-    Lion Adafactor LAMB Lamb FusedAdam FusedLAMB FusedSGD AdamW8bit Adam8bit PagedAdamW Muon
-    Shampoo SophiaG Adan Novograd Yogi AdaBelief Ranger DistributedOptimizer ZeroRedundancyOptimizer
-    """.split()
+    ["Adam", "AdamW", "SGD", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS", "SparseAdam", "ASGD", "Rprop", "Lion", "Adafactor", "LAMB", "Lamb", "FusedAdam", "FusedLAMB", "FusedSGD", "AdamW8bit", "Adam8bit", "PagedAdamW", "Muon", "Shampoo", "SophiaG", "Adan", "Novograd", "Yogi", "AdaBelief", "Ranger", "DistributedOptimizer", "ZeroRedundancyOptimizer"]
 )
-_NOT_OPTIMIZER = re.compile(r"sched|scaler|engine|env|warmup|lr_|_lr|ema\b|ema_|swa|plateau", re.I)
-_BACKWARD_CARRIERS = re.compile(r"accelerator|fabric|autograd|engine|deepspeed|amp$", re.I)
+_NOT_OPTIMIZER = re.compile(r"sched|scaler|engine|env|warmup|lr_|_lr|ema\b|ema_|swa|plateau", re.IGNORECASE)
+_BACKWARD_CARRIERS = re.compile(r"accelerator|fabric|autograd|engine|deepspeed|amp$", re.IGNORECASE)
 
 
 def dotted(node: ast.AST) -> str | None:

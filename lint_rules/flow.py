@@ -344,6 +344,9 @@ class Interpreter:
     def _assigned(self, stmt: ast.stmt, state: State) -> State:
         if not isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
             return state
+        for key in self.index.constructions.get(id(stmt), ()):
+            # A newly built optimizer starts a new story (usually over new parameters too).
+            state = self._map_key(state, self._subst_key(key), lambda f: (CLEAN,))
         names = _assigned_names(stmt)
         if not names:
             return state
@@ -396,7 +399,7 @@ class Interpreter:
             owned = self.index.optimizers_of_model(key) if key != ev.ALL else set()
             targets.extend(sorted(owned) or [ev.ALL])
         event = self._event(ev.ZERO, call, receiver)
-        apply = lambda s: self._apply_zero(event, tuple(targets), s)  # noqa: E731
+        apply = lambda s: self._apply_zero(event, tuple(targets), s)
         return self._gated(state, apply) if gated else apply(state)
 
     def _param_zero(self, loop: ast.For, state: State) -> State:
@@ -422,7 +425,7 @@ class Interpreter:
         if counter and self._loops:
             self.counter_zeroed_in_loop.setdefault(id(self._loops[-1]), set()).update(targets)
         quiet = self._handlers > 0 or event.partial or counter
-        fn = lambda f: _on_zero(f, event, quiet)  # noqa: E731
+        fn = lambda f: _on_zero(f, event, quiet)
         if ev.ALL in targets:
             return self._map_all(state, fn)
         for key in targets:

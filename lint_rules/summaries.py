@@ -12,10 +12,10 @@ import ast
 from lint_rules.events import (
     _NOT_OPTIMIZER,
     EVENT_CALL_NAMES,
-    is_backward_call,
-    is_grad_zeroing,
     OPTIMIZER_CLASSES,
     dotted,
+    is_backward_call,
+    is_grad_zeroing,
     last_name,
     looks_like_optimizer,
 )
@@ -25,10 +25,7 @@ _OPT_FACTORY_WORDS = ("optimizer", "optimiser")
 # Methods that torch / Lightning objects already have; a same-named method in this file is
 # not evidence that the receiver is an instance of the file's class.
 _FRAMEWORK_METHODS = frozenset(
-    """train eval forward to cuda cpu step zero_grad parameters named_parameters state_dict
-    load_state_dict backward apply float half double modules children register_buffer
-    update item detach clone copy_ fit predict test validate log save load run close
-    """.split()
+    ["train", "eval", "forward", "to", "cuda", "cpu", "step", "zero_grad", "parameters", "named_parameters", "state_dict", "load_state_dict", "backward", "apply", "float", "half", "double", "modules", "children", "register_buffer", "update", "item", "detach", "clone", "copy_", "fit", "predict", "test", "validate", "log", "save", "load", "run", "close"]
 )
 
 
@@ -49,6 +46,7 @@ class ModuleIndex:
         self._models: dict[str, set[str]] = {}
         self._params: dict[str, set[str]] = {}  # tensors listed explicitly: SGD([W, b])
         self.parents: dict[int, ast.AST] = {}
+        self.constructions: dict[int, list[str]] = {}  # assignment -> optimizers it builds
         self.class_of: dict[int, str] = {}
         self._index(tree)
 
@@ -84,9 +82,9 @@ class ModuleIndex:
                 if is_grad_zeroing(node):
                     events.append(node)
                 elif isinstance(node.value, ast.Call):
-                    self._note_optimizer(node.targets, node.value)
+                    self._note_optimizer(node, node.targets, node.value)
             elif isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Call):
-                self._note_optimizer([node.target], node.value)
+                self._note_optimizer(node, [node.target], node.value)
             elif isinstance(node, ast.Expr) and is_grad_zeroing(node):
                 events.append(node)
         self._mark(events, local_calls)
@@ -117,7 +115,7 @@ class ModuleIndex:
         """Whether ``node`` holds a gradient event or a call that reaches one."""
         return id(node) in self.marked
 
-    def _note_optimizer(self, targets: list[ast.expr], call: ast.Call) -> None:
+    def _note_optimizer(self, stmt: ast.stmt, targets: list[ast.expr], call: ast.Call) -> None:
         callee = dotted(call.func) or ""
         name = last_name(callee)
         models = {
@@ -139,6 +137,7 @@ class ModuleIndex:
                 continue
             key = dotted(target)
             if key and creates:
+                self.constructions.setdefault(id(stmt), []).append(key)
                 self.optimizers.add(key)
                 self._models[key] = models
                 self._params[key] = _listed_tensors(call)

@@ -41,7 +41,7 @@ def steps(x: np.ndarray, eval_eps: float, eval_dtype: str = "float64", scale: fl
     h = scale * np.cbrt(eval_eps) * np.maximum(1.0, np.abs(x))
     # NOTE: x + h is rounded when it is stored; dividing by the nominal h instead of the step
     # actually taken adds an error of eps*|x|/h to every quotient. Use the representable step.
-    dtype = np.float32 if eval_dtype == "float32" else np.float64
+    dtype = np.dtype(eval_dtype) if eval_dtype in ("float16", "float32") else np.float64
     exact = (x.astype(dtype) + h.astype(dtype)).astype(np.float64) - x.astype(dtype)
     return np.where(exact > 0, exact, h)
 

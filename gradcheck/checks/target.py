@@ -50,8 +50,9 @@ class Target:
         items = self.adapter.output_items(raw)
         out_dtypes = [str(np.asarray(self.adapter.to_numpy(o)).dtype) for o in items]
         in_dtypes = [] if self.eval_dtype else self.grad_dtypes
-        self.eval_eps = max(dtype_eps(d) for d in out_dtypes + in_dtypes + ["float64"])
-        self.eval_name = "float64" if self.eval_eps == dtype_eps("float64") else "float32"
+        coarsest = max(out_dtypes + in_dtypes + ["float64"], key=dtype_eps)
+        self.eval_eps = dtype_eps(coarsest)
+        self.eval_name = coarsest if coarsest in ("float16", "float32") else "float64"
         f0 = self.adapter.outputs_to_numpy(raw)
         self.amplification = self._forward_amplification(f0)
         return f0

@@ -41,18 +41,38 @@ def apply(op: Op, *inputs, **attrs):
         raise op.on_error(exc, *inputs, **attrs) from None
     if isinstance(out, _generic):
         out = np.asarray(out)
-    vc = inputs[0]._vc if op.view else None
+    if op.view:
+        return _view(op, inputs[0], out, attrs)
     if grad_mode._enabled[0]:
         for t in inputs:
             if t._rg:
                 break
         else:
-            return _make(out, vc=vc)
+            return _make(out)
         node = Node(op.name, op.backward, inputs, [inputs[i] for i in op.saves])
         if attrs:
             node.__dict__.update(attrs)
-        result = _make(out, node, vc)
+        result = _make(out, node)
         if op.saves_output:
             node.save_output(result)
         return result
-    return _make(out, vc=vc)
+    return _make(out)
+
+
+def _view(op: Op, base, out, attrs):
+    """A view op's result: shares base's version counter and remembers how it was made,
+    so an in-place edit through it can rewrite base's history (see methods.inplace)."""
+    if not np.may_share_memory(out, base._data):
+        # e.g. reshape of a non-contiguous array had to copy: not a view after all
+        if grad_mode._enabled[0] and base._rg:
+            node = Node(op.name, op.backward, (base,))
+            node.__dict__.update(attrs)
+            return _make(out, node)
+        return _make(out)
+    node = None
+    if grad_mode._enabled[0] and base._rg:
+        node = Node(op.name, op.backward, (base,))
+        node.__dict__.update(attrs)
+    result = _make(out, node, base._vc)
+    result._view = (base, op, attrs)
+    return result

@@ -12,6 +12,8 @@ from gradcheck.ref import devices as dev
 from gradcheck.ref import dtypes as dt
 from gradcheck.ref import grad_mode, ops
 from gradcheck.ref.broadcast import mismatch_error
+from gradcheck.ref.dispatch import apply
+from gradcheck.ref.graph import Node
 from gradcheck.ref.tensors import Tensor, _make, check_inplace
 
 
@@ -204,6 +206,8 @@ def inplace(self, fn, *args, **kwargs):
         self.grad_fn = result.grad_fn
         self._rg = True
         self._retains_grad = False
+        if self._view is not None:
+            _rebase(self)
     else:
         result = fn(self, *args, **kwargs)
         if result._data.shape != self._data.shape:
@@ -356,6 +360,35 @@ def setitem(self, index, value) -> None:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(value_t.shape)} cannot "
                            f"be broadcast to indexing result ({exc})") from None
     self._vc[0] += 1
+
+
+def _copy_slices(ctx, g):
+    """Backward of writing a view back into its base: the base keeps the gradient outside the
+    view, the new view value receives the gradient inside it."""
+    grad_base = grad_view = None
+    if ctx.needs_input_grad[0]:
+        mask = np.ones(g._data.shape, dtype=g._data.dtype)
+        ctx.view_op.forward(mask, **ctx.view_attrs)[...] = 0  # a numpy view into mask
+        grad_base = ops.mul(g, _make(mask))
+    if ctx.needs_input_grad[1]:
+        grad_view = apply(ctx.view_op, g, **ctx.view_attrs)
+    return grad_base, grad_view
+
+
+def _rebase(view: Tensor) -> None:
+    """After an in-place edit of ``view``, give its base (and the base's bases) a history that
+    includes the edit, then make the view a fresh view of the new base (torch's CopySlices)."""
+    base, op, attrs = view._view
+    old_base = _make(base._data, grad_fn=base.grad_fn)
+    old_base._rg = base._rg
+    node = Node("CopySlices", _copy_slices, (old_base, view))
+    node.view_op, node.view_attrs = op, attrs
+    base.grad_fn = node
+    base._rg = True
+    base._retains_grad = False
+    if base._view is not None:
+        _rebase(base)
+    view.grad_fn = apply(op, base, **attrs).grad_fn
 
 
 def _inplace_of(fn):

@@ -141,8 +141,11 @@ def stack(tensors, dim=0):
 def getitem(input, index):  # noqa: A002
     """``input[index]`` with slices, ints, None, Ellipsis, integer arrays and boolean masks."""
     index = _normalise_index(index)
-    op = TABLE["getitem_view"] if is_basic_index(index) else TABLE["getitem"]
-    return apply(op, input, index=index)
+    if is_basic_index(index):
+        if not builtins.any(i is Ellipsis for i in index):
+            index = index + (Ellipsis,)  # numpy then returns a 0-d view, never a scalar copy
+        return apply(TABLE["getitem_view"], input, index=index)
+    return apply(TABLE["getitem"], input, index=index)
 
 
 def narrow(input, dim, start, length):  # noqa: A002

@@ -23,6 +23,9 @@ NON_LEAF_GRAD = (
     "github.com/pytorch/pytorch/pull/30531 for more information."
 )
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_INPLACE = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
 FLOAT_ONLY = "only Tensors of floating point dtype can require gradients"
 
 
@@ -35,8 +38,9 @@ class Tensor:
     tensor([2., 4.])
     """
 
+    # _view: (parent, op, attrs) when this tensor is a view of parent's storage, else None.
     __slots__ = ("_data", "_rg", "_grad", "grad_fn", "_vc", "_retains_grad", "_hooks",
-                 "_post_hooks", "_acc", "__weakref__")
+                 "_post_hooks", "_acc", "_view", "__weakref__")
 
     # `Tensor(...)` is torch's legacy constructor: sizes give an uninitialised float tensor,
     # anything else is data converted to the default float dtype.
@@ -343,6 +347,7 @@ def _init(t, data, grad_fn, vc):
     t._hooks = None
     t._post_hooks = None
     t._acc = None
+    t._view = None
 
 
 _new = object.__new__
@@ -360,6 +365,7 @@ def _make(data, grad_fn=None, vc=None) -> Tensor:
     t._hooks = None
     t._post_hooks = None
     t._acc = None
+    t._view = None
     return t
 
 
@@ -374,6 +380,14 @@ def _dim(dim: int, ndim: int) -> int:
 
 
 def check_inplace(t: Tensor) -> None:
-    """torch's error for an in-place edit of a leaf that requires grad, in grad mode."""
-    if t._rg and t.grad_fn is None and grad_mode._enabled[0]:
+    """torch's error for an in-place edit of a leaf that requires grad (or a view of one)."""
+    if not grad_mode._enabled[0]:
+        return
+    if t._rg and t.grad_fn is None:
         raise RuntimeError(LEAF_INPLACE)
+    view = t._view
+    while view is not None:
+        base = view[0]
+        if base._rg and base.grad_fn is None:
+            raise RuntimeError(VIEW_OF_LEAF_INPLACE)
+        view = base._view

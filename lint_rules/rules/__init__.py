@@ -1,7 +1,9 @@
 """The rule registry: one module per rule, in code order."""
 from __future__ import annotations
 
-from lint_rules.rules.gc001_zero_grad_between_backward_and_step import ZeroGradBetweenBackwardAndStep
+from lint_rules.rules.gc001_zero_grad_between_backward_and_step import (
+    ZeroGradBetweenBackwardAndStep,
+)
 from lint_rules.rules.gc002_missing_zero_grad import MissingZeroGrad
 from lint_rules.rules.gc003_zero_grad_outside_loop import ZeroGradOutsideLoop
 from lint_rules.rules.gc004_loss_accumulated_with_graph import LossAccumulatedWithGraph

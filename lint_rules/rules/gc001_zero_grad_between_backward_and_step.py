@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+from typing import ClassVar
 
 from lint_rules import fixes
 from lint_rules.rules.base import Invalid, Rule, Valid, is_sole_statement, optimizer_text, short
@@ -61,7 +62,7 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     MESSAGE = "zeroing discards gradients that a later step() was meant to apply"
     FIX_SAFETY = "mixed"
 
-    VALID = [
+    VALID: ClassVar[list[Valid]] = [
         Valid(
             "for x, y in loader:\n"
             "    optimizer.zero_grad()\n"
@@ -117,7 +118,7 @@ class ZeroGradBetweenBackwardAndStep(Rule):
             "        optimizer.zero_grad()\n"
         ),
     ]
-    INVALID = [
+    INVALID: ClassVar[list[Invalid]] = [
         Invalid(
             "loss = criterion(model(x), y)\n"
             "loss.backward()\n"

@@ -1,6 +1,8 @@
 """GC002 missing-zero-grad."""
 from __future__ import annotations
 
+from typing import ClassVar
+
 from lint_rules import fixes
 from lint_rules.rules.base import Invalid, Rule, Valid, optimizer_text, short
 
@@ -51,7 +53,7 @@ class MissingZeroGrad(Rule):
     MESSAGE = "step() applies gradients that still hold backward passes an earlier step applied"
     FIX_SAFETY = "safe"
 
-    VALID = [
+    VALID: ClassVar[list[Valid]] = [
         Valid(
             "for x, y in loader:\n"
             "    loss = criterion(model(x), y)\n"
@@ -93,7 +95,7 @@ class MissingZeroGrad(Rule):
             "    optimizer.step()\n"
         ),
     ]
-    INVALID = [
+    INVALID: ClassVar[list[Invalid]] = [
         Invalid(
             "for x, y in loader:\n"
             "    loss = criterion(model(x), y)\n"

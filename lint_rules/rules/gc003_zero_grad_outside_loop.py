@@ -1,6 +1,8 @@
 """GC003 zero-grad-outside-loop."""
 from __future__ import annotations
 
+from typing import ClassVar
+
 from lint_rules import fixes
 from lint_rules.rules.base import Invalid, Rule, Valid, is_sole_statement, short
 
@@ -48,7 +50,7 @@ class ZeroGradOutsideLoop(Rule):
     MESSAGE = "the only gradient reset runs once, before the loop that steps"
     FIX_SAFETY = "unsafe"
 
-    VALID = [
+    VALID: ClassVar[list[Valid]] = [
         Valid(
             "optimizer.zero_grad()\n"
             "for x, y in loader:\n"
@@ -72,7 +74,7 @@ class ZeroGradOutsideLoop(Rule):
             "    optimizer.zero_grad(set_to_none=True)\n"
         ),
     ]
-    INVALID = [
+    INVALID: ClassVar[list[Invalid]] = [
         Invalid(
             "optimizer.zero_grad()\n"
             "for x, y in loader:\n"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+from typing import ClassVar
 
 from lint_rules import events as ev
 from lint_rules.finding import Edit
@@ -54,7 +55,7 @@ class LossAccumulatedWithGraph(Rule):
     SEVERITY = "warning"
     FIX_SAFETY = "unsafe"
 
-    VALID = [
+    VALID: ClassVar[list[Valid]] = [
         Valid(
             "for x, y in loader:\n"
             "    loss = criterion(model(x), y)\n"
@@ -79,7 +80,7 @@ class LossAccumulatedWithGraph(Rule):
             "total_loss.backward()\n"
         ),
     ]
-    INVALID = [
+    INVALID: ClassVar[list[Invalid]] = [
         Invalid(
             "for x, y in loader:\n"
             "    loss = criterion(model(x), y)\n"

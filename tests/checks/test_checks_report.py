@@ -153,3 +153,23 @@ def test_numpy_without_vjp_says_how_to_fix_it():
 def test_custom_step_still_passes():
     x = np.linspace(0.5, 1.5, 5)
     assert check_grad(np.log, x, vjp=lambda g, x: (g / x,), eps=1e-4).passed
+
+
+def test_numpy_has_no_second_order_and_says_what_to_do():
+    from gradcheck.checks import check_gradgrad
+
+    with pytest.raises(TypeError, match="check_gradgrad needs autograd"):
+        check_gradgrad(np.sin, np.array([0.1]), vjp=lambda g, x: (g * np.cos(x),))
+
+
+def test_mixed_frameworks_are_named():
+    torch = pytest.importorskip("torch")
+    jnp = pytest.importorskip("jax.numpy")
+    with pytest.raises(TypeError, match=r"inputs mix frameworks \['jax', 'torch'\]"):
+        check_grad(lambda a, b: a, (torch.ones(1, requires_grad=True), jnp.ones(1)))
+
+
+def test_no_differentiable_input_is_explained():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(ValueError, match="requires_grad=True"):
+        check_grad(torch.sin, torch.ones(2))

@@ -7,7 +7,7 @@ import re
 import pytest
 
 import lint_rules
-from lint_rules import LintSyntaxError, RULES, check_source, rule_by_code_or_name
+from lint_rules import RULES, LintSyntaxError, check_source, rule_by_code_or_name
 
 BUGGY = (
     "import torch\n"
@@ -89,7 +89,7 @@ def test_rules_carry_codes_names_docs_and_fix_safety() -> None:
         assert re.fullmatch(r"[a-z]+(-[a-z]+)+", rule.NAME)
         assert rule.MESSAGE and rule.FIX_SAFETY in ("safe", "unsafe", "mixed", "none")
         doc = inspect.cleandoc(rule.__doc__)
-        headings = re.findall(r"^## (.+)$", doc, flags=re.M)
+        headings = re.findall(r"^## (.+)$", doc, flags=re.MULTILINE)
         assert headings == ["What it does", "Why is this bad?", "Known problems", "Example",
                             "Use instead", "Fix safety"], rule.CODE
 

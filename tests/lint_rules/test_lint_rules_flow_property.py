@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lint_rules import check_source
 
@@ -65,40 +66,50 @@ class _Break(Exception):
     pass
 
 
+class _Machine:
+    """Concrete gradients: the set of backward passes (iteration, line) they hold."""
+
+    def __init__(self) -> None:
+        self.grads: set = set()
+        self.applied: set = set()
+        self.stale: set = set()
+        self.discards = False
+
+    def run(self, stmts, env: dict, iteration: int) -> None:
+        for stmt in stmts:
+            kind = stmt[0]
+            if kind == "if":
+                self.run(stmt[2] if env[stmt[1]] else stmt[3], env, iteration)
+            elif kind == "continue":
+                raise _Continue
+            elif kind == "break":
+                raise _Break
+            elif kind == "backward":
+                self.grads.add((iteration, stmt[1]))
+            elif kind == "zero":
+                self.discards |= bool(self.grads - self.applied)
+                self.grads = set()
+            else:  # step
+                if self.grads & self.applied and self.grads - self.applied:
+                    self.stale.add(stmt[1])
+                self.applied |= self.grads
+
+
 def simulate(body):
     """(lines of stale steps, whether any reset discards unapplied gradients)."""
     stale, discards = set(), False
     for flags in itertools.product([False, True], repeat=len(FLAGS) * ITERATIONS):
-        grads, applied = set(), set()
+        machine = _Machine()
         for it in range(ITERATIONS):
             env = dict(zip(FLAGS, flags[it * len(FLAGS):(it + 1) * len(FLAGS)]))
-
-            def run(stmts):
-                nonlocal grads, applied, discards
-                for stmt in stmts:
-                    kind = stmt[0]
-                    if kind == "if":
-                        run(stmt[2] if env[stmt[1]] else stmt[3])
-                    elif kind == "continue":
-                        raise _Continue
-                    elif kind == "break":
-                        raise _Break
-                    elif kind == "backward":
-                        grads.add((it, stmt[1]))
-                    elif kind == "zero":
-                        discards |= bool(grads - applied)
-                        grads = set()
-                    elif grads & applied and grads - applied:
-                        stale.add(stmt[1])
-                        applied |= grads
-                    else:
-                        applied |= grads
             try:
-                run(body)
+                machine.run(body, env, it)
             except _Continue:
                 pass
             except _Break:
                 break
+        stale |= machine.stale
+        discards |= machine.discards
     return stale, discards
 
 

@@ -38,8 +38,9 @@ def test_generated_programs_never_crash(no_prefilter, source: str) -> None:
         assert finding.line >= 1 and finding.column >= 1
 
 
-@settings(max_examples=30, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                                 HealthCheck.filter_too_much, HealthCheck.data_too_large])
 @given(source=hypothesmith.from_node())
 def test_generated_syntax_trees_never_crash(no_prefilter, source: str) -> None:
     _lint(source)

@@ -361,7 +361,7 @@ def test_gradients_take_their_inputs_dtype(m):
 
 
 def test_deep_graph_does_not_hit_the_recursion_limit():
-    x = ref.tensor(1.0, requires_grad=True)
+    x = ref.tensor(1.0, dtype=ref.float64, requires_grad=True)
     y = x
     for _ in range(5000):
         y = y * 1.0001
@@ -399,3 +399,28 @@ def test_grad_can_be_set_to_none_or_replaced(m):
     w.grad = m.zeros(2)
     (w * 2).sum().backward()
     assert w.grad.tolist() == [2.0, 2.0]
+
+
+# ----- in-place edits through views (torch's CopySlices) --------------------------------------------
+def test_in_place_edits_through_views_rewrite_the_base_history():
+    def run(m):
+        x = m.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        w = m.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        h = x * 2
+        h[:, 0] += 1
+        h[1].mul_(w)
+        h.t()[2].clamp_(max=5.0)
+        flat = h.view(-1)
+        flat[1:3] = w[:2] * 3
+        (h * h).sum().backward()
+        return h.tolist(), x.grad.tolist(), w.grad.tolist(), repr(h)
+
+    assert run(ref) == run(torch)
+
+
+def test_in_place_on_a_view_of_a_leaf_raises():
+    def fn(m):
+        y = m.ones(3, requires_grad=True)
+        y[0].add_(1)
+
+    assert_same_error(fn)

@@ -16,7 +16,6 @@ from gradcheck.checks.adapters.base import Adapter
 _FRAMEWORKS = {
     "torch": ("gradcheck.checks.adapters.torch_", "TorchAdapter"),
     "jax": ("gradcheck.checks.adapters.jax_", "JaxAdapter"),
-    "jaxlib": ("gradcheck.checks.adapters.jax_", "JaxAdapter"),
     "gradcheck": ("gradcheck.checks.adapters.ref_", "RefAdapter"),
     "numpy": ("gradcheck.checks.adapters.numpy_", "NumpyAdapter"),
 }
@@ -27,6 +26,8 @@ def framework_of(x: Any) -> str:
     root = type(x).__module__.split(".")[0]
     if root == "gradcheck" and not type(x).__module__.startswith("gradcheck.ref"):
         return "numpy"
+    if root == "jaxlib":  # jax.Array's concrete type lives in jaxlib
+        return "jax"
     return root if root in _FRAMEWORKS else "numpy"
 
 

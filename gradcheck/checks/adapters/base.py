@@ -67,7 +67,11 @@ class Adapter:
 
     def first_order(self, n_outputs: int) -> Callable:
         """A framework-native function (inputs..., grad_outputs...) -> grads, for gradgrad."""
-        raise NotImplementedError(f"check_gradgrad is not available for {self.name} functions")
+        raise TypeError(
+            f"check_gradgrad needs autograd (torch, gradcheck.ref or JAX), not {self.name}; "
+            "for a numpy backward, check the vjp function itself with check_grad(vjp, ..., "
+            "vjp=<its own vjp>)"
+        )
 
     def differentiable(self, a: np.ndarray, like: Any) -> Any:
         """``a`` as a framework array that gradients can flow to (used for grad_outputs)."""

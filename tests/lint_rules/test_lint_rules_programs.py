@@ -1,0 +1,188 @@
+"""Whole programs, one per bug shape and per must-stay-silent pattern of the issue that the
+rule examples do not already show (the golden fixtures in fixtures/lint hold the bulk)."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from lint_rules import check_source
+
+HEADER = "import torch\nfrom torch import nn\n"
+
+SILENT = {
+    "rl-actor-critic-delayed-policy": """
+        actor_opt = torch.optim.Adam(actor.parameters(), lr=3e-4)
+        critic_opt = torch.optim.Adam(critic.parameters(), lr=3e-4)
+        for it, batch in enumerate(buffer.sample_batches()):
+            critic_loss = td_loss(critic, actor, batch)
+            critic_opt.zero_grad()
+            critic_loss.backward()
+            critic_opt.step()
+            if it % policy_delay == 0:
+                actor_loss = -critic(batch.obs, actor(batch.obs)).mean()
+                actor_opt.zero_grad()
+                actor_loss.backward()
+                actor_opt.step()
+    """,
+    "ddp-grad-allreduce-writes": """
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in loader:
+            opt.zero_grad()
+            nn.functional.mse_loss(model(x), y).backward()
+            for p in model.parameters():
+                torch.distributed.all_reduce(p.grad)
+                p.grad.mul_(1.0 / world_size)
+            opt.step()
+    """,
+    "deepspeed-engine": """
+        engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters())
+        for batch in loader:
+            loss = engine(batch)
+            engine.backward(loss)
+            engine.step()
+    """,
+    "autograd-grad-meta-learning": """
+        meta_opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        for task in tasks:
+            meta_opt.zero_grad()
+            inner = task.loss(model)
+            grads = torch.autograd.grad(inner, model.parameters(), create_graph=True)
+            fast = [w - 0.01 * g for w, g in zip(model.parameters(), grads)]
+            task.loss_with(fast).backward()
+            meta_opt.step()
+    """,
+    "trainer-class-with-helper-methods": """
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+                self.optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+                self.scheduler = torch.optim.lr_scheduler.StepLR(self.optimizer, 10)
+
+            def train_step(self, batch):
+                loss = self.model(batch).loss
+                loss.backward()
+                self.optimizer.step()
+                self.scheduler.step()
+
+            def fit(self, loader):
+                for batch in loader:
+                    self.optimizer.zero_grad(set_to_none=True)
+                    self.train_step(batch)
+    """,
+    "nanogpt-micro-steps": """
+        optimizer = model.configure_optimizers(weight_decay, learning_rate, betas)
+        scaler = torch.cuda.amp.GradScaler(enabled=True)
+        X, Y = get_batch("train")
+        while True:
+            for micro_step in range(gradient_accumulation_steps):
+                with ctx:
+                    logits, loss = model(X, Y)
+                    loss = loss / gradient_accumulation_steps
+                X, Y = get_batch("train")
+                scaler.scale(loss).backward()
+            if grad_clip != 0.0:
+                scaler.unscale_(optimizer)
+                torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad(set_to_none=True)
+    """,
+    "lbfgs-closure-in-function": """
+        def fit(model, x, y):
+            optimizer = torch.optim.LBFGS(model.parameters(), lr=1)
+            for _ in range(20):
+                def closure():
+                    optimizer.zero_grad()
+                    loss = ((model(x) - y) ** 2).mean()
+                    loss.backward()
+                    return loss
+                optimizer.step(closure)
+    """,
+}
+
+BUGGY = {
+    # shape: zeroing only in the AMP branch (expected: the plain branch's step)
+    "amp-branch-only-zeroes": ("""
+        for x, y in loader:
+            if use_amp:
+                optimizer.zero_grad()
+                with torch.autocast("cuda"):
+                    loss = criterion(model(x), y)
+                scaler.scale(loss).backward()
+                scaler.step(optimizer)
+                scaler.update()
+            else:
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+    """, [(14, "GC002")]),
+    # shape: backward() and step() in a loop with no zeroing anywhere, through a helper
+    "helper-without-zero": ("""
+        def update(model, opt, batch):
+            loss = model(batch).mean()
+            loss.backward()
+            opt.step()
+            return loss.item()
+
+        for epoch in range(3):
+            for batch in loader:
+                update(net, optimizer, batch)
+    """, [(6, "GC002")]),
+    # shape: a zero before an inner loop, never inside it
+    "zero-per-epoch": ("""
+        for epoch in range(epochs):
+            model.zero_grad()
+            for x, y in loader:
+                criterion(model(x), y).backward()
+                optimizer.step()
+    """, [(4, "GC003")]),
+    # shape: zero every micro-batch, step every k (flag variant)
+    "accum-flag": ("""
+        for i, (x, y) in enumerate(loader):
+            optimizer.zero_grad()
+            (criterion(model(x), y) / k).backward()
+            do_step = (i + 1) % k == 0
+            if do_step:
+                optimizer.step()
+    """, [(4, "GC001")]),
+    # shape: GAN whose generator optimizer is never zeroed, written with methods
+    "gan-methods": ("""
+        class GAN:
+            def __init__(self, g, d):
+                self.opt_g = torch.optim.Adam(g.parameters())
+                self.opt_d = torch.optim.Adam(d.parameters())
+
+            def backward_d(self, real):
+                self.loss_d = self.d_loss(real)
+                self.loss_d.backward()
+
+            def backward_g(self):
+                self.g_loss().backward()
+
+            def training_round(self, real):
+                self.opt_d.zero_grad()
+                self.backward_d(real)
+                self.opt_d.step()
+                self.backward_g()
+                self.opt_g.step()
+
+        gan = GAN(g, d)
+        for real in loader:
+            gan.training_round(real)
+    """, [(20, "GC002")]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SILENT))
+def test_correct_program_gives_no_finding(name: str) -> None:
+    source = HEADER + textwrap.dedent(SILENT[name]).lstrip("\n")
+    assert check_source(source, f"{name}.py", strict=True) == []
+
+
+@pytest.mark.parametrize("name", sorted(BUGGY))
+def test_buggy_program_gives_exactly_its_findings(name: str) -> None:
+    body, expected = BUGGY[name]
+    source = HEADER + textwrap.dedent(body).lstrip("\n")
+    found = [(f.line, f.code) for f in check_source(source, f"{name}.py", strict=True)]
+    assert found == expected

@@ -144,6 +144,14 @@ def _inputs_strategy(inputs: Sequence[Any]) -> st.SearchStrategy:
     return st.tuples(*[_strategy(a) for a in inputs])
 
 
+def _settings(max_examples: int | None) -> settings:
+    # NOTE: a full-mode check, or a JAX function's first compilation, can take longer than
+    # hypothesis's default 200 ms deadline; timing is not what these tests are about.
+    if max_examples is None:
+        return settings(deadline=None)
+    return settings(deadline=None, max_examples=max_examples)
+
+
 def assert_gradients(fn: Callable, *inputs: Any, max_examples: int | None = None,
                      **check_options: Any) -> None:
     """Check ``fn``'s gradient on drawn inputs (one strategy or value per input).
@@ -159,8 +167,7 @@ def assert_gradients(fn: Callable, *inputs: Any, max_examples: int | None = None
     def run(drawn: tuple) -> None:
         check_grad(fn, drawn, **check_options)
 
-    if max_examples is not None:
-        run = settings(max_examples=max_examples)(run)
+    run = _settings(max_examples)(run)
     run()
 
 
@@ -178,8 +185,10 @@ def given_grad_check(fn: Callable, *inputs: Any, **check_options: Any) -> Callab
     from gradcheck.checks import check_grad
 
     check_options.setdefault("mode", "fast")
+    max_examples = check_options.pop("max_examples", None)
 
     def decorate(test: Callable) -> Callable:
+        @_settings(max_examples)
         @given(_inputs_strategy(inputs))
         def run(drawn: tuple) -> None:
             test(check_grad(fn, drawn, **check_options))

@@ -1,7 +1,9 @@
 """Run the flow analysis over every unit of a module and sort its issues by rule.
 
 A unit is the module body or one function. Lightning's ``training_step`` has no loop of its
-own (the trainer calls it once per batch), so its body is analysed as a loop body.
+own (the trainer calls it once per batch), so its body is analysed as a loop body; so is the
+body of any function that this file never calls, since its caller elsewhere presumably runs
+it once per batch.
 """
 from __future__ import annotations
 
@@ -48,11 +50,11 @@ def analyse(tree: ast.Module, text: SourceText) -> Analysis:
     index = ModuleIndex(tree)
     analysis = Analysis(tree, text, index)
     issues: dict[tuple, tuple[Issue, dict]] = {}
-    for body, class_name, repeat in _units(tree, index):
+    for body, class_name, repeat, function in _units(tree, index):
         interpreter = Interpreter(index, text)
         if not any(interpreter.contains_events(stmt) for stmt in body):
             continue
-        interpreter.run(body, class_name, repeat)
+        interpreter.run(body, class_name, repeat, function)
         for key, issue in interpreter.issues.items():
             if not _matched_windows(issue, interpreter.counter_zeroed_in_loop):
                 issues.setdefault(key, (issue, interpreter.zeroed_in_loop))
@@ -69,13 +71,15 @@ def analyse(tree: ast.Module, text: SourceText) -> Analysis:
 
 
 def _units(tree: ast.Module, index: ModuleIndex):
-    yield tree.body, None, None
+    yield tree.body, None, None, None
     stack = [n for n in tree.body if index.contains_events(n)]
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            repeat = node if node.name in REPEATED_HOOKS else None
-            yield node.body, index.enclosing_class(node), repeat
+            # A function this file never calls is called from elsewhere, typically once per
+            # batch (like dslinter's W5517, we judge its body as a loop body).
+            repeated = node.name in REPEATED_HOOKS or node.name not in index.referenced
+            yield node.body, index.enclosing_class(node), node if repeated else None, node
         stack.extend(c for c in ast.iter_child_nodes(node) if index.contains_events(c))
 
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import ast
-import logging
 import os
 import warnings
 from collections.abc import Iterable
@@ -15,7 +14,6 @@ from lint_rules.source import SourceText
 
 STRICT_ENV = "GRADCHECK_LINT_STRICT"
 _BOM = "\ufeff"
-log = logging.getLogger(__name__)
 
 
 def check_source(
@@ -46,7 +44,9 @@ def check_source(
     except Exception:
         if strict if strict is not None else os.environ.get(STRICT_ENV) == "1":
             raise
-        log.debug("analysis of %s failed; reporting nothing", path, exc_info=True)
+        import logging  # only on this rare path: keeps `import lint_rules` fast
+
+        logging.getLogger(__name__).debug("analysis of %s failed", path, exc_info=True)
         return []
     return [_shifted(f, shift) for f in findings] if shift else findings
 

@@ -141,6 +141,16 @@ def grad_owner(stmt: ast.stmt) -> str | None:
     return dotted(node.value) if isinstance(node, ast.Attribute) else None
 
 
+def is_grad_write(stmt: ast.stmt) -> bool:
+    """``p.grad = g`` or ``p.grad.copy_(g)``: gradients replaced by hand (PCGrad, MAML, DDP)."""
+    if isinstance(stmt, ast.Assign):
+        return all(is_grad_attr(t) for t in stmt.targets) and not _is_none(stmt.value)
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func = stmt.value.func
+        return isinstance(func, ast.Attribute) and func.attr == "copy_" and is_grad_attr(func.value)
+    return False
+
+
 def param_loop_zeroes(loop: ast.For) -> bool:
     """A ``for p in ...:`` whose body only zeroes ``p.grad`` (maybe under ``if p.grad is not None``)."""
     body = list(loop.body)

@@ -13,6 +13,7 @@ from lint_rules.finding import Edit
 from lint_rules.source import SourceText
 
 _TAIL_OK = re.compile(r"\s*(#.*)?")
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
 def owns_lines(stmt: ast.stmt, text: SourceText) -> bool:
@@ -28,7 +29,8 @@ def owns_lines(stmt: ast.stmt, text: SourceText) -> bool:
 def _block_text(stmt: ast.stmt, text: SourceText, indent: str) -> str:
     start, end = text.line_span(stmt.lineno, stmt.end_lineno or stmt.lineno)
     old = text.indent_of(stmt.lineno)
-    lines = text.source[start:end].splitlines(keepends=True)
+    # NOTE: str.splitlines() also splits on \f, \v and U+2028; Python source lines do not.
+    lines = _LINES.findall(text.source[start:end])
     moved = [indent + line[len(old):] if line.startswith(old) else line for line in lines]
     out = "".join(moved)
     return out if out.endswith(("\n", "\r")) else out + text.newline

@@ -1,58 +1,36 @@
 """Abstract interpretation of a training loop over per-optimizer gradient states.
 
-Each optimizer's gradients are, on every path, in one of these states:
-
-- ``clean``: zeroed (or never written) since the last step;
-- ``fresh``: holding backward passes that no step has used yet;
-- ``applied``: a step has used them and nothing has zeroed them since;
-- ``stale``: a backward added to ``applied`` gradients: the next step re-applies old ones (GC002);
-- ``foreign``: fresh, but another optimizer's step consumed that backward (GANs, actor-critic),
-  so zeroing them is housekeeping, not a loss;
-- ``wiped``: a zero discarded fresh gradients; a step reached from here is GC001;
-- ``wfresh``: the same backward ran again after the wipe: the step sees only the last pass.
-
-Loops are iterated to a fixed point (so at least two iterations are seen); ``if`` tests are
+The states and their transitions live in ``states.py``. This module walks the statements:
+loops are iterated to a fixed point (so at least two iterations are seen); ``if`` tests are
 remembered per path so that ``if c: step()`` ... ``if c: zero()`` correlate; inside
 ``with accelerator.accumulate(...)`` the optimizer's step and zero_grad are gated by the
-sync flag, as accelerate does.
+sync flag, as accelerate does; calls to functions of the same file are walked in place.
 """
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from lint_rules import events as ev
+from lint_rules.effects import Effects, Issue
 from lint_rules.source import SourceText
+from lint_rules.states import (
+    CLEAN,
+    State,
+    dropped,
+    forget,
+    initial_state,
+    join,
+)
 from lint_rules.summaries import FunctionNode, ModuleIndex
 
-CLEAN, FRESH, APPLIED, STALE, FOREIGN, WIPED, WFRESH = (
-    "clean", "fresh", "applied", "stale", "foreign", "wiped", "wfresh",
-)
 MAX_LOOP_PASSES = 8
 MAX_WORLDS = 32
-MAX_INLINE_DEPTH = 3
 BUDGET = 40_000  # statements interpreted per unit before giving up silently
-
-State = dict  # {frozenset of (test, bool): {optimizer key or None (others): frozenset of facts}}
 
 
 class _OutOfBudget(Exception):
     pass
-
-
-@dataclass
-class Issue:
-    """A raw GC001/GC002 observation, turned into a Finding by the rule modules."""
-
-    code: str
-    at: ev.Event  # the zero (GC001) or the step (GC002)
-    step: ev.Event
-    optimizer: str
-    backwards: tuple[ev.Event, ...]
-    loop_carried: bool = False
-    conditions: tuple[str, ...] = ()
-    loops: tuple[ast.AST, ...] = field(default=(), repr=False)
-    counter_gated: bool = False  # the step sits under a modulo test in its loop
 
 
 @dataclass
@@ -65,36 +43,7 @@ class Flow:
     ret: State | None = None
 
 
-def join(a: State | None, b: State | None) -> State | None:
-    """Union of two path sets."""
-    if a is None:
-        return b
-    if b is None:
-        return a
-    out = dict(a)
-    for assumptions, facts in b.items():
-        out[assumptions] = _merge(out[assumptions], facts) if assumptions in out else facts
-    return out
-
-
-def _merge(x: dict, y: dict) -> dict:
-    keys = set(x) | set(y)
-    return {k: x.get(k, x[None]) | y.get(k, y[None]) for k in keys}
-
-
-def initial_state() -> State:
-    return {frozenset(): {None: frozenset({(CLEAN,)})}}
-
-
-def _forget(state: State, drop) -> State:
-    out: State = {}
-    for assumptions, facts in state.items():
-        kept = frozenset(a for a in assumptions if not drop(a))
-        out[kept] = _merge(out[kept], facts) if kept in out else facts
-    return out
-
-
-class Interpreter:
+class Interpreter(Effects):
     """Runs one unit (module body or function) and collects Issues."""
 
     def __init__(self, index: ModuleIndex, text: SourceText) -> None:
@@ -114,11 +63,16 @@ class Interpreter:
         self._class: list[str | None] = [None]
         self._unstable: set[str] = set()
         self._budget = BUDGET
+        self._loop_assigned: dict[int, set[str]] = {}
 
     # ----- entry points -------------------------------------------------------------------
-    def run(self, body: list[ast.stmt], class_name: str | None, repeat: ast.AST | None) -> None:
+    def run(
+        self, body: list[ast.stmt], class_name: str | None, repeat: ast.AST | None,
+        function: FunctionNode | None = None,
+    ) -> None:
         """Interpret ``body``; ``repeat`` wraps it in an implicit loop (Lightning hooks)."""
         self._class = [class_name]
+        self._frames = [function] if function is not None else []  # no inlining into itself
         try:
             if repeat is not None:
                 self._loop(repeat, body, initial_state(), infinite=True)
@@ -191,8 +145,8 @@ class Interpreter:
                            ast.boolop, ast.unaryop))
             for n in ast.walk(test)
         )
-        if not trackable:
-            self._unstable.add(key)
+        if not trackable or any(isinstance(n, ast.Mod) for n in ast.walk(test)):
+            self._unstable.add(key)  # a counter test (`i % k == 0`) differs every iteration
         yes, no = self._split(state, key, value)
         test_text = " ".join(self.text.segment(stmt.test).split())
         modulo = any(isinstance(n, ast.Mod) for n in ast.walk(stmt.test))
@@ -215,13 +169,15 @@ class Interpreter:
                 yes[assumptions | {(key, value)}] = facts
                 no[assumptions | {(key, not value)}] = facts
         if len(yes) + len(no) > MAX_WORLDS:
-            yes, no = _forget(yes, lambda a: True), _forget(no, lambda a: True)
+            yes, no = forget(yes, lambda a: True), forget(no, lambda a: True)
         return (yes or None), (no or None)
 
     def _loop(self, node: ast.AST, body: list[ast.stmt], state: State, infinite: bool) -> Flow:
         if self._loops and not any(self.contains_events(s) for s in body):
             return Flow(normal=state)
-        assigned = _assigned_names(node)
+        assigned = self._loop_assigned.get(id(node))
+        if assigned is None:
+            assigned = self._loop_assigned[id(node)] = _assigned_names(node)
         unstable = self._unstable
 
         def varies(assumption) -> bool:
@@ -233,15 +189,17 @@ class Interpreter:
         aliases = self._loop_aliases(node)
         if aliases:
             self._subst.append({**self._subst[-1], **aliases})
-        head = _forget(state, varies)
+        head = forget(state, varies)
         brk = ret = done = None
         try:
             for _ in range(MAX_LOOP_PASSES):
                 flow = self._block(body, head)
                 brk, ret = join(brk, flow.brk), join(ret, flow.ret)
                 back = join(flow.normal, flow.cont)
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    back = join(back, flow.ret)  # the next call starts where this one returned
                 done = join(done, back)
-                new_head = join(head, _forget(back, varies) if back else None)
+                new_head = join(head, forget(back, varies) if back else None)
                 if new_head == head:
                     break
                 head = new_head
@@ -339,209 +297,19 @@ class Interpreter:
         inner = self._inner_conditions()
         if not (self._handlers or (inner and not any(inner))):
             return state
-        return self._map_all(state, _dropped)
+        return self._map_all(state, dropped)
 
     def _assigned(self, stmt: ast.stmt, state: State) -> State:
-        if not isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
+        if not isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             return state
         for key in self.index.constructions.get(id(stmt), ()):
             # A newly built optimizer starts a new story (usually over new parameters too).
             state = self._map_key(state, self._subst_key(key), lambda f: (CLEAN,))
-        names = _assigned_names(stmt)
-        if not names:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        if not names or not any(len(a) for a in state):
             return state
-        return _forget(state, lambda a: any(f"id='{n}'" in a[0] for n in names))
-
-    # ----- expressions and events ---------------------------------------------------------
-    def _expressions(self, stmt: ast.stmt, state: State) -> State:
-        if ev.is_grad_zeroing(stmt):
-            owners = self.index.optimizers_of_param(ev.grad_owner(stmt) or "")
-            event = self._event(ev.ZERO, stmt, ev.ALL, partial=not owners)
-            return self._apply_zero(event, tuple(sorted(owners)) or (ev.ALL,), state)
-        return self._calls_in(stmt, stmt, state)
-
-    def _calls_in(self, node: ast.AST, stmt: ast.stmt, state: State) -> State:
-        calls = [n for n in _walk_executed(node) if isinstance(n, ast.Call)]
-        calls.sort(key=lambda c: (c.end_lineno or 0, c.end_col_offset or 0))
-        for call in calls:
-            state = self._call(call, stmt, state)
-        return state
-
-    def _call(self, call: ast.Call, stmt: ast.stmt, state: State) -> State:
-        if ev.is_backward_call(call):
-            event = self._event(ev.BACKWARD, call, self.text.segment(call))
-            return self._map_all(state, lambda f: _on_backward(f, event))
-        receiver = ev.zero_call_receiver(call)
-        if receiver is not None:
-            return self._zero_call(call, receiver, state)
-        step = ev.step_target(call, lambda k: self.index.is_optimizer(self._subst_key(k)))
-        if step is not None:
-            key, closure = step
-            if closure is not None:
-                state = self._closure(closure, state)
-            for opt in self._expand(key):
-                state = self._gated(state, lambda s, o=opt: self._apply_step(call, o, s))
-            return state
-        callee = self.index.resolve(call, self._class[-1], self._local_defs[-1])
-        if callee is not None:
-            return self._inline(callee, call, state)
-        return state
-
-    def _zero_call(self, call: ast.Call, receiver: str, state: State) -> State:
-        keys = self._expand(receiver) if receiver != ev.ALL else (ev.ALL,)
-        targets: list[str] = []
-        gated = True
-        for key in keys:
-            if key != ev.ALL and self.index.is_optimizer(key) and not ev.is_group_name(key):
-                targets.append(key)
-                continue
-            gated = False
-            owned = self.index.optimizers_of_model(key) if key != ev.ALL else set()
-            targets.extend(sorted(owned) or [ev.ALL])
-        event = self._event(ev.ZERO, call, receiver)
-        apply = lambda s: self._apply_zero(event, tuple(targets), s)
-        return self._gated(state, apply) if gated else apply(state)
-
-    def _param_zero(self, loop: ast.For, state: State) -> State:
-        owner = ev.param_loop_owner(loop)
-        owned = self.index.optimizers_of_model(owner) if owner else set()
-        event = self._event(ev.ZERO, loop, owner or ev.ALL, partial=owner is None)
-        return self._apply_zero(event, tuple(sorted(owned)) or (ev.ALL,), state)
-
-    def _gated(self, state: State, apply) -> State:
-        # Inside `accelerator.accumulate`, optimizer.step()/zero_grad() only act on sync steps.
-        if not self._gates:
-            return apply(state)
-        yes, no = self._split(state, self._gates[-1], True)
-        return join(apply(yes) if yes else None, no)
-
-    def _apply_zero(self, event: ev.Event, targets: tuple[str, ...], state: State) -> State:
-        for loop in self._loops:
-            self.zeroed_in_loop[id(loop)].update(targets)
-        inner = self._inner_conditions()
-        # A reset under a counter test (`if i % k == 0: zero_grad()`) opens an accumulation
-        # window on purpose: GC001 trusts it, and so does GC002 when the step is counter-gated.
-        counter = bool(inner and inner[-1])
-        if counter and self._loops:
-            self.counter_zeroed_in_loop.setdefault(id(self._loops[-1]), set()).update(targets)
-        quiet = self._handlers > 0 or event.partial or counter
-        fn = lambda f: _on_zero(f, event, quiet)
-        if ev.ALL in targets:
-            return self._map_all(state, fn)
-        for key in targets:
-            state = self._map_key(state, key, fn)
-        return state
-
-    def _apply_step(self, call: ast.Call, opt: str, state: State) -> State:
-        event = self._event(ev.STEP, call, opt)
-        out: State = {}
-        for assumptions, facts in state.items():
-            facts = dict(facts)
-            mine = facts.get(opt, facts[None])
-            new_mine = set()
-            for fact in mine:
-                self._report(fact, event, opt)
-                new_mine.add(_after_step(fact))
-            for other in list(facts):
-                if other != opt:
-                    facts[other] = frozenset(_after_other_step(f) for f in facts[other])
-            facts[opt] = frozenset(new_mine)
-            out[assumptions] = facts
-        return out
-
-    def _report(self, fact: tuple, step: ev.Event, opt: str) -> None:
-        kind = fact[0]
-        # Only tests inside the innermost loop explain why the step is skipped.
-        depth = len(self._loops)
-        conditions = tuple(t for t, d, _ in self._conditions if d == depth and depth)
-        if self._gates:
-            conditions += ("<sync>",)
-        if kind == STALE:
-            issues = [Issue("GC002", step, step, opt, (fact[1],), True, conditions,
-                            tuple(self._loops), any(self._inner_conditions()))]
-        elif kind in (WIPED, WFRESH):
-            backwards = tuple(sorted(fact[2], key=_pos))
-            issues = [Issue("GC001", zero, step, opt, backwards, kind == WFRESH, conditions,
-                            tuple(self._loops)) for zero in sorted(fact[1], key=_pos)]
-        else:
-            return
-        for issue in issues:
-            self.issues.setdefault((issue.code, issue.at.line, issue.at.col, opt), issue)
-
-    def _closure(self, closure: ast.AST, state: State) -> State:
-        if isinstance(closure, ast.Lambda):
-            return self._calls_in(closure.body, closure, state)
-        if isinstance(closure, ast.Name):
-            fn = self._local_defs[-1].get(closure.id) or self.index.functions.get(closure.id)
-            if fn is not None:
-                return self._inline(fn, None, state)
-        return state
-
-    def _inline(self, fn: FunctionNode, call: ast.Call | None, state: State) -> State:
-        if fn in self._frames or len(self._frames) >= MAX_INLINE_DEPTH:
-            return state
-        subst = dict(self._subst[-1]) if call is None else self._bind(fn, call)
-        self._frames.append(fn)
-        self._subst.append(subst)
-        self._local_defs.append(dict(self._local_defs[-1]) if call is None else {})
-        self._class.append(self.index.enclosing_class(fn) or self._class[-1])
-        conditions, self._conditions = self._conditions, list(self._conditions)
-        try:
-            flow = self._block(fn.body, state)
-        finally:
-            self._frames.pop()
-            self._subst.pop()
-            self._local_defs.pop()
-            self._class.pop()
-            self._conditions = conditions
-        return join(flow.normal, flow.ret) or state
-
-    def _bind(self, fn: FunctionNode, call: ast.Call) -> dict[str, tuple[str, ...]]:
-        params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
-        if params and params[0] in ("self", "cls") and isinstance(call.func, ast.Attribute):
-            params = params[1:]
-        bound: dict[str, tuple[str, ...]] = {}
-        pairs = list(zip(params, call.args))
-        pairs += [(kw.arg, kw.value) for kw in call.keywords if kw.arg]
-        for name, arg in pairs:
-            key = self._key(arg)
-            if key:
-                bound[name] = self._expand(key)
-        return bound
-
-    # ----- helpers ------------------------------------------------------------------------
-    def _event(self, kind: str, node: ast.AST, target: str, partial: bool = False) -> ev.Event:
-        line, col = self.text.start(node)
-        return ev.Event(kind, node, line, col, self.text.segment(node), target, partial)
-
-    def _key(self, node: ast.AST) -> str | None:
-        key = dotted(node)
-        return self._subst_key(key) if key else None
-
-    def _subst_key(self, key: str) -> str:
-        head, dot, rest = key.partition(".")
-        mapped = self._subst[-1].get(head)
-        if mapped and len(mapped) == 1:
-            return mapped[0] + dot + rest
-        return key
-
-    def _expand(self, key: str) -> tuple[str, ...]:
-        head, dot, rest = key.partition(".")
-        mapped = self._subst[-1].get(head)
-        if mapped:
-            return tuple(m + dot + rest for m in mapped)
-        return (key,)
-
-    def _map_all(self, state: State, fn) -> State:
-        return {a: {k: frozenset(map(fn, v)) for k, v in facts.items()} for a, facts in state.items()}
-
-    def _map_key(self, state: State, key: str, fn) -> State:
-        out: State = {}
-        for assumptions, facts in state.items():
-            facts = dict(facts)
-            facts[key] = frozenset(map(fn, facts.get(key, facts[None])))
-            out[assumptions] = facts
-        return out
+        return forget(state, lambda a: any(f"id='{n}'" in a[0] for n in names))
 
     def contains_events(self, node: ast.AST) -> bool:
         """Whether ``node`` holds any call or statement that could be a gradient event."""
@@ -549,20 +317,6 @@ class Interpreter:
 
 
 dotted = ev.dotted
-
-
-def _walk_executed(node: ast.AST):
-    """Nodes evaluated when ``node`` runs: skips lambdas and nested definitions."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        for child in ast.iter_child_nodes(current):
-            if not isinstance(child, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef,
-                                      ast.ClassDef)):
-                stack.append(child)
-
-
 _JUMPS = (ast.Break, ast.Continue, ast.Return, ast.Raise)
 
 
@@ -576,7 +330,9 @@ def _jumps(stmt: ast.stmt) -> bool:
 def _assigned_names(node: ast.AST) -> set[str]:
     names = set()
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        # Arguments change from call to call, except the object the method belongs to.
         names.update(a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg))
+        names -= {"self", "cls"}
     for n in ast.walk(node):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             names.add(n.id)
@@ -588,45 +344,3 @@ def _join_flows(a: Flow, b: Flow) -> Flow:
                 join(a.ret, b.ret))
 
 
-def _pos(event: ev.Event) -> tuple[int, int]:
-    return event.line, event.col
-
-
-def _on_backward(fact: tuple, bw: ev.Event) -> tuple:
-    kind = fact[0]
-    if kind in (CLEAN, FOREIGN):
-        return (FRESH, frozenset({bw}))
-    if kind == FRESH:
-        return (FRESH, fact[1] | {bw})
-    if kind == APPLIED:
-        return (STALE, bw)
-    if kind == WIPED:
-        # Only the same backward running again means the wiped gradients were wanted.
-        return (WFRESH, fact[1], fact[2]) if bw in fact[2] else (FRESH, frozenset({bw}))
-    return fact
-
-
-def _on_zero(fact: tuple, zero: ev.Event, quiet: bool) -> tuple:
-    kind = fact[0]
-    if kind == FRESH and not quiet:
-        return (WIPED, frozenset({zero}), fact[1])
-    if kind == WFRESH and not quiet:
-        return (WIPED, fact[1], fact[2])
-    if kind == WIPED:
-        return fact if quiet else (WIPED, fact[1] | {zero}, fact[2])
-    return (CLEAN,)
-
-
-def _dropped(fact: tuple) -> tuple:
-    if fact[0] == FRESH:
-        return (FOREIGN,)
-    return (CLEAN,) if fact[0] == WIPED else fact
-
-
-def _after_step(fact: tuple) -> tuple:
-    # After a wipe the step had nothing to apply, so nothing stale is left behind.
-    return (CLEAN,) if fact[0] in (CLEAN, WIPED) else (APPLIED,)
-
-
-def _after_other_step(fact: tuple) -> tuple:
-    return (FOREIGN,) if fact[0] == FRESH else fact

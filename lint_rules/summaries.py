@@ -15,6 +15,7 @@ from lint_rules.events import (
     OPTIMIZER_CLASSES,
     dotted,
     is_backward_call,
+    is_grad_write,
     is_grad_zeroing,
     last_name,
     looks_like_optimizer,
@@ -47,6 +48,7 @@ class ModuleIndex:
         self._params: dict[str, set[str]] = {}  # tensors listed explicitly: SGD([W, b])
         self.parents: dict[int, ast.AST] = {}
         self.constructions: dict[int, list[str]] = {}  # assignment -> optimizers it builds
+        self.call_cache: dict[int, list[ast.Call]] = {}  # statement -> its relevant calls
         self.class_of: dict[int, str] = {}
         self._index(tree)
 
@@ -58,6 +60,7 @@ class ModuleIndex:
         self.backward_calls: list[ast.Call] = []
         events: list[ast.AST] = []
         local_calls: list[tuple[str, ast.Call]] = []
+        self.referenced: set[str] = set()  # every name read and attribute used in the file
         parents = self.parents
         stack: list[ast.AST] = [tree]
         while stack:
@@ -65,6 +68,10 @@ class ModuleIndex:
             for child in ast.iter_child_nodes(node):
                 parents[id(child)] = node
                 stack.append(child)
+            if isinstance(node, ast.Name):
+                self.referenced.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                self.referenced.add(node.attr)
             if isinstance(node, ast.Call):
                 name = _call_name(node)
                 if name in EVENT_CALL_NAMES:
@@ -79,13 +86,13 @@ class ModuleIndex:
                         self.methods.setdefault(item.name, []).append((node.name, item))
                         self.class_of[id(item)] = node.name
             elif isinstance(node, ast.Assign):
-                if is_grad_zeroing(node):
+                if is_grad_zeroing(node) or is_grad_write(node):
                     events.append(node)
                 elif isinstance(node.value, ast.Call):
                     self._note_optimizer(node, node.targets, node.value)
             elif isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Call):
                 self._note_optimizer(node, [node.target], node.value)
-            elif isinstance(node, ast.Expr) and is_grad_zeroing(node):
+            elif isinstance(node, ast.Expr) and (is_grad_zeroing(node) or is_grad_write(node)):
                 events.append(node)
         self._mark(events, local_calls)
 
@@ -136,8 +143,10 @@ class ModuleIndex:
                 self._note_prepared(target, call)
                 continue
             key = dotted(target)
-            if key and creates:
+            if key and (creates or looks_like_optimizer(key)) and (call.args or call.keywords):
+                # Built here from arguments (not `self.optimizers()`, which hands back the same one).
                 self.constructions.setdefault(id(stmt), []).append(key)
+            if key and creates:
                 self.optimizers.add(key)
                 self._models[key] = models
                 self._params[key] = _listed_tensors(call)
@@ -180,8 +189,10 @@ class ModuleIndex:
             own = [f for cls, f in candidates if cls == class_name]
             if own:
                 return own[0]
-        elif func.attr in _FRAMEWORK_METHODS or dotted(func.value) is None:
-            return None  # model.train() is nn.Module's, whatever this file defines
+        elif func.attr in _FRAMEWORK_METHODS or not isinstance(func.value, ast.Name):
+            # model.train() is nn.Module's whatever this file defines; self.task.step_fn()
+            # belongs to some other object.
+            return None
         # Another object's method: only when this file defines exactly one method by that name.
         return candidates[0][1] if len(candidates) == 1 else None
 

@@ -115,8 +115,9 @@ def _probe_agrees(target, pos, i, k, g, w, v, directional, atol, rtol):
         grad_eps = num.dtype_eps(target.grad_dtypes[pos]) * float(target.amplification[k].max())
         s = np.maximum(1.0, np.abs(target.x[i].ravel()))
         natural = float(np.abs(v.ravel() * target.f0[k].ravel()).sum() * np.abs(w.ravel() / s).sum())
-        tol = num.SAFETY * estimate + num.DTYPE_ROUNDING * grad_eps * float(
-            np.abs(g * w.ravel()).sum() + abs(numeric) + natural)
+        sizes = float(np.abs(g * w.ravel()).sum() + abs(numeric))
+        tol = num.SAFETY * estimate + num.DTYPE_ROUNDING * grad_eps * (sizes + natural)
+        tol = max(tol, num.SAFETY * float(np.sqrt(target.eval_eps)) * sizes)  # digits floor
     err = abs(analytic - numeric)
     agrees = not kink and err <= tol
     return agrees, tol, err, err / max(abs(numeric), 1e-300)

@@ -21,6 +21,7 @@ class Columns:
     numeric: list[np.ndarray]
     estimate: list[np.ndarray]
     kink: list[np.ndarray]
+    complex_step: bool = False  # no subtraction, so no half-the-digits floor
 
 
 def numeric_columns(target: Target, i: int, method: str = "central", step: float | None = None,
@@ -33,7 +34,7 @@ def numeric_columns(target: Target, i: int, method: str = "central", step: float
     parts = [_columns_chunk(target, i, picked[s:s + chunk], method, step)
              for s in range(0, len(picked), chunk)]
     return Columns(*[[np.concatenate([p[f][k] for p in parts]) for k in range(len(target.f0))]
-                     for f in range(3)])
+                     for f in range(3)], complex_step=method == "complex")
 
 
 def _columns_chunk(target: Target, i: int, elements: np.ndarray, method: str, step):
@@ -103,7 +104,8 @@ def compare_block(result: GradcheckResult, target: Target, pos: int, k: int,
     natural = np.abs(target.f0[k].ravel())[None, :] / np.maximum(1.0, np.abs(
         target.x[i].ravel()))[:, None]
     scale = np.maximum(block_scale, natural)
-    tol = num.tolerance(numeric, estimate, grad_eps, scale, atol, rtol)
+    floor_eps = None if cols.complex_step else target.eval_eps
+    tol = num.tolerance(numeric, estimate, grad_eps, scale, atol, rtol, floor_eps)
     err = np.abs(analytic - numeric)
     rel = err / np.maximum(np.abs(numeric), max(1e-8 * block_scale, 1e-300))
     smooth = ~kink

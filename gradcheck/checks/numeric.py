@@ -17,7 +17,7 @@ DTYPE_EPS = {
     "complex64": float(np.finfo(np.float32).eps),
 }
 SAFETY = 8.0  # K: the tolerance is K times the finite-difference error estimate
-ROUNDING = 4.0  # C: rounding of the difference quotient is C * eps * max|f| / h
+ROUNDING = 64.0  # C: rounding of the difference quotient is C * eps * max|f| / h
 DTYPE_ROUNDING = 64.0  # R: an analytic gradient in dtype d may be off by R * eps_d * scale
 COMPLEX_STEP = 1e-20  # relative step of the complex-step derivative
 
@@ -65,14 +65,25 @@ def central_difference(f0, fp, fm, fp2, fm2, h, eval_eps):
     d_half = (fp2 - fm2) / h
     # Richardson: the O(h^2) truncation terms of d_h and d_half cancel.
     numeric = (4 * d_half - d_h) / 3
-    f_max = np.maximum.reduce([np.abs(fp), np.abs(fm), np.abs(fp2), np.abs(fm2)])
-    f_max = np.maximum(f_max, np.abs(f0)[None, :])
+    # NOTE: rounding inside f is relative to the magnitudes it combines, which an output
+    # element that nearly cancels (a softmax VJP, say) does not show; the largest value of
+    # the whole output is the closest visible proxy.
+    f_max = max(float(np.max(np.abs(a), initial=0.0)) for a in (fp, fm, fp2, fm2, f0))
     rounding = ROUNDING * eval_eps * f_max / h
     spread = np.abs(d_h - d_half)
-    # NOTE: rounding inside f (a long sum, say) scales with the sizes of its terms, not with
-    # |f|, so the rounding term alone can be far too small. The typical nonzero spread across
-    # the perturbed elements (or, for one element, across outputs) measures that noise.
-    noise = np.maximum(_typical_nonzero(spread, axis=0), _typical_nonzero(spread.T, axis=0).T)
+    column_scale = np.max(np.abs(numeric), axis=0, keepdims=True)
+    relative_floor = np.cbrt(eval_eps) * (np.abs(numeric) + column_scale)
+    # NOTE: rounding inside f (a long sum, a nearly cancelling VJP) scales with the sizes of
+    # the terms it combines, not with |f|, and it can be nearly the same at x +/- h and
+    # x +/- h/2, so neither the rounding term nor the spread need show it. The fourth
+    # difference of the five samples (~ (h/2)^4 f^(4) where f is smooth) exposes it; it is
+    # capped at the kink threshold so that a kink is not mistaken for noise.
+    fourth = np.abs(fp - 4 * fp2 + 6 * f0 - 4 * fm2 + fm) / h
+    fourth = np.minimum(fourth, relative_floor)
+    noise = np.maximum(
+        np.maximum(_typical_nonzero(spread, axis=0), _typical_nonzero(spread.T, axis=0).T),
+        np.maximum(_typical_nonzero(fourth, axis=0), _typical_nonzero(fourth.T, axis=0).T),
+    )
     estimate = spread + 2 * noise + rounding
     # One-sided quotients: their gap is O(h) f'' where f is smooth and does not shrink at a
     # kink. 2*gap(h/2) - gap(h) removes the O(h) part, leaving ~0 (smooth) or the jump.
@@ -82,8 +93,7 @@ def central_difference(f0, fp, fm, fp2, fm2, h, eval_eps):
     kink_floor = SAFETY * (estimate + 5 * (rounding + noise))
     # NOTE: a real kink changes the slope by a visible fraction of it; a jump below the
     # relative step size is evaluation noise (inexact library tanh, say), not a kink.
-    column_scale = np.max(np.abs(numeric), axis=0, keepdims=True)
-    kink_floor = np.maximum(kink_floor, np.cbrt(eval_eps) * (np.abs(numeric) + column_scale))
+    kink_floor = np.maximum(kink_floor, relative_floor)
     return numeric, estimate, kink_gap, kink_floor
 
 
@@ -102,10 +112,11 @@ def _typical_nonzero(a: np.ndarray, axis=None):
     return np.where(counts > 0, med, 0.0)[None, :]
 
 
-def tolerance(numeric, estimate, grad_eps, scale, atol=None, rtol=None):
+def tolerance(numeric, estimate, grad_eps, scale, atol=None, rtol=None, eval_eps=None):
     """Allowed |analytic - numeric| per element; explicit atol/rtol replace the estimate.
 
-    ``scale`` is the size an entry's analytic rounding is relative to (see docs/checks.md).
+    ``scale`` is the size an entry's analytic rounding is relative to (see docs/checks.md);
+    with ``eval_eps``, no tolerance is below the half-the-digits floor.
 
     >>> float(tolerance(np.array([2.0]), np.array([0.0]), 2.0**-52, 2.0, atol=0.1)[0])
     0.1
@@ -113,7 +124,13 @@ def tolerance(numeric, estimate, grad_eps, scale, atol=None, rtol=None):
     numeric = np.abs(np.asarray(numeric, dtype=np.float64))
     if atol is not None or rtol is not None:
         return (atol or 0.0) + (rtol or 0.0) * numeric
-    return SAFETY * np.asarray(estimate) + DTYPE_ROUNDING * grad_eps * (numeric + scale)
+    tol = SAFETY * np.asarray(estimate) + DTYPE_ROUNDING * grad_eps * (numeric + scale)
+    if eval_eps is not None:
+        # NOTE: a function that cancels heavily (a saturated softmax's VJP) is computed to
+        # fewer digits than any visible magnitude suggests; no finite-difference check can
+        # promise more than about half the digits of the block's largest entry.
+        tol = np.maximum(tol, SAFETY * np.sqrt(eval_eps) * (numeric + scale))
+    return tol
 
 
 def complex_step(f_imag: np.ndarray, h: np.ndarray, f_abs: np.ndarray):

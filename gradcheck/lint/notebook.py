@@ -12,8 +12,12 @@ from dataclasses import dataclass
 
 from lint_rules.finding import Edit
 
-# `%magic`, `%%cell_magic`, `!shell`, `x = !shell`, `x = %magic`, `obj?` / `obj??` help
-_MAGIC = re.compile(r"^[ \t]*(?:[%!]|[\w.,\s]+=[ \t]*[%!]|[\w.]+\?{1,2}[ \t]*$)")
+# `%magic`, `%%cell_magic`, `!shell`, `x = !shell`, `x = %magic`, `obj?` / `obj??` help.
+# NOTE: a magic name follows `%` directly, so a `% x` continuation line stays Python
+_MAGIC = re.compile(
+    r"^[ \t]*(?:%{1,2}[A-Za-z_]|![^=\s]|[\w.,\s]+=[ \t]*(?:%[A-Za-z_]|![^=\s])"
+    r"|[\w.]+\?{1,2}[ \t]*$)"
+)
 
 
 class NotebookError(ValueError):

@@ -44,7 +44,7 @@ def all_rules() -> list[RuleInfo]:
     """
     import lint_rules
 
-    infos = [RuleInfo(IO_ERROR_CODE, IO_ERROR_NAME, "File could not be checked", _IO_ERROR_DOC)]
+    infos = [RuleInfo(IO_ERROR_CODE, IO_ERROR_NAME, "the file could not be checked (syntax error, not UTF-8, unreadable)", _IO_ERROR_DOC)]
     for rule in sorted(getattr(lint_rules, "RULES", ()), key=lambda r: r.CODE):
         infos.append(
             RuleInfo(

@@ -77,6 +77,7 @@ from gradcheck.ref.ops import (  # noqa: F401
     any,
     argmax,
     argmin,
+    argsort,
     bmm,
     broadcast_shapes,
     broadcast_to,
@@ -93,6 +94,7 @@ from gradcheck.ref.ops import (  # noqa: F401
     div,
     divide,
     dot,
+    einsum,
     eq,
     equal,
     exp,
@@ -137,6 +139,7 @@ from gradcheck.ref.ops import (  # noqa: F401
     narrow,
     ne,
     neg,
+    nonzero,
     negative,
     norm,
     not_equal,
@@ -156,6 +159,7 @@ from gradcheck.ref.ops import (  # noqa: F401
     sign,
     sin,
     softmax,
+    sort,
     split,
     sqrt,
     square,
@@ -169,6 +173,7 @@ from gradcheck.ref.ops import (  # noqa: F401
     t,
     tan,
     tanh,
+    topk,
     transpose,
     tril,
     triu,
@@ -181,6 +186,17 @@ from gradcheck.ref.ops import (  # noqa: F401
     where,
 )
 from gradcheck.ref import autograd, cuda  # noqa: F401, E402
+from gradcheck.ref.serialization import load, save  # noqa: F401, E402
+from gradcheck.ref.compat import (  # noqa: F401, E402
+    are_deterministic_algorithms_enabled,
+    backends,
+    finfo,
+    get_num_threads,
+    iinfo,
+    set_num_threads,
+    set_printoptions,
+    use_deterministic_algorithms,
+)
 
 _methods.attach()
 

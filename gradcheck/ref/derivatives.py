@@ -6,6 +6,7 @@ may return gradients in the broadcast shape: the engine sums them back to each i
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -38,8 +39,8 @@ def _keep(g, dims, ndim, keepdim):
 
 def _count(shape, dims) -> int:
     if dims is None:
-        return int(np.prod(shape))
-    return int(np.prod([shape[d] for d in dims]))
+        return math.prod(shape)
+    return math.prod([shape[d] for d in dims])
 
 
 def _where(cond, a, b):
@@ -114,13 +115,46 @@ def _matmul(ctx, g):
     if g.ndim and b.ndim == 1:
         g2 = g2.unsqueeze(-1)
     ga = gb = None
+    # NOTE: each gradient is produced in its input's memory layout. `x @ W.t()` makes W.t() an
+    # F-ordered view; a C-ordered gradient for it would be transposed back into a strided
+    # array whose later copies cost ~15x a plain memcpy.
     if ctx.needs_input_grad[0]:
-        ga = g2 @ b2.mT
+        ga = (b2 @ g2.mT).mT if _f_ordered(a) and g2.ndim == 2 else g2 @ b2.mT
         ga = ga.squeeze(-2) if a.ndim == 1 else ga
     if ctx.needs_input_grad[1]:
-        gb = a2.mT @ g2
+        gb = (g2.mT @ a2).mT if _f_ordered(b) and g2.ndim == 2 else a2.mT @ g2
         gb = gb.squeeze(-1) if b.ndim == 1 else gb
     return ga, gb
+
+
+def _linear(ctx, g):
+    x, w = ctx.saved_tensors
+    gx = g @ w if ctx.needs_input_grad[0] else None
+    gw = None
+    if ctx.needs_input_grad[1]:
+        # flatten any batch dims so the weight gradient is one C-ordered GEMM
+        gw = g.reshape(-1, g.shape[-1]).mT @ x.reshape(-1, x.shape[-1])
+    gb = g if len(ctx.needs_input_grad) > 2 and ctx.needs_input_grad[2] else None
+    return (gx, gw, gb)[:len(ctx.needs_input_grad)]
+
+
+def _linear_forward(x, w, b=None):
+    out = x @ w.T
+    if b is not None:
+        out += b  # NOTE: in place on the fresh product: one pass fewer than `x @ w.T + b`
+    return out
+
+
+def _linear_error(exc, x, w, b=None):
+    return RuntimeError(
+        f"mat1 and mat2 shapes cannot be multiplied ({math.prod(x.shape[:-1])}x{x.shape[-1]} "
+        f"and {w.shape[1]}x{w.shape[0]})"
+    )
+
+
+def _f_ordered(t) -> bool:
+    flags = t._data.flags
+    return t._data.ndim == 2 and flags.f_contiguous and not flags.c_contiguous
 
 
 def _matmul_error(exc, a, b, **_):
@@ -218,20 +252,37 @@ def _logsumexp(ctx, g):
 
 
 # ---- reductions -----------------------------------------------------------------------------
+def _spread(g, shape):
+    """``g`` broadcast to ``shape`` as a fresh array (cheaper than a strided view when small)."""
+    from gradcheck.ref.dispatch import apply
+
+    return apply(TABLE["spread"], g, shape=shape)
+
+
+def _spread_forward(g, shape):
+    if type(g) is not np.ndarray or math.prod(shape) > 4096:
+        return np.broadcast_to(g, shape)
+    out = np.empty(shape, dtype=g.dtype)
+    out[...] = g
+    return out
+
+
 def _sum(ctx, g):
     shape = ctx.in_meta[0][0]
-    return (_keep(g, ctx.dim, len(shape), ctx.keepdim).expand(shape),)
+    return (_spread(_keep(g, ctx.dim, len(shape), ctx.keepdim), shape),)
 
 
 def _mean(ctx, g):
     shape = ctx.in_meta[0][0]
     n = _count(shape, ctx.dim)
-    return (_keep(g, ctx.dim, len(shape), ctx.keepdim).expand(shape) / n,)
+    return (_spread(_keep(g, ctx.dim, len(shape), ctx.keepdim) / n, shape),)
 
 
 def _sum_forward(a, dim, keepdim, dtype=None):
-    if dtype is None and a.dtype.kind in "bi" and a.dtype != np.int64:
+    if dtype is None and a.dtype.kind in "biu" and a.dtype != np.int64:
         dtype = np.int64  # torch sums bool and small ints into int64
+    if type(a) is np.ndarray:  # the ufunc directly skips numpy's Python-level sum wrapper
+        return np.add.reduce(a, axis=dim, dtype=dtype, keepdims=keepdim)
     return a.sum(axis=dim, keepdims=keepdim, dtype=dtype)
 
 
@@ -245,7 +296,7 @@ def _extreme(ctx, g):
 
 
 def _dof_check(a, dim, correction, name):
-    n = a.size if dim is None else int(np.prod([a.shape[d] for d in dim]))
+    n = a.size if dim is None else math.prod([a.shape[d] for d in dim])
     if n - correction <= 0:
         warnings.warn(
             f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
@@ -490,6 +541,42 @@ def _scatter_add(ctx, g):
     return g, None, gs
 
 
+def _einsum_parse(equation: str, n: int):
+    if "..." in equation:
+        raise NotImplementedError("einsum with '...' is not supported by gradcheck.ref yet")
+    lhs, arrow, out = equation.replace(" ", "").partition("->")
+    subs = lhs.split(",")
+    if len(subs) != n:
+        raise RuntimeError(f"einsum(): {len(subs)} subscripts given for {n} operands")
+    if not arrow:  # implicit output: letters seen once, sorted
+        out = "".join(sorted(c for c in set(lhs.replace(",", "")) if lhs.count(c) == 1))
+    return subs, out
+
+
+def _einsum(ctx, g):
+    operands = ctx.saved_tensors
+    subs, out = _einsum_parse(ctx.equation, len(operands))
+    grads = []
+    for i, target in enumerate(subs):
+        if not ctx.needs_input_grad[i]:
+            grads.append(None)
+            continue
+        if len(set(target)) != len(target):
+            raise NotImplementedError("einsum backward with a repeated index in one operand")
+        others = [s for j, s in enumerate(subs) if j != i]
+        known = set(out).union(*others)
+        kept = "".join(c for c in target if c in known)
+        eq = ",".join([out] + others) + "->" + kept
+        grad = ops.einsum(eq, g, *[o for j, o in enumerate(operands) if j != i])
+        # letters summed away inside this operand alone: the gradient is constant along them
+        for axis, c in enumerate(target):
+            if c not in known:
+                grad = grad.unsqueeze(axis)
+        shape = ctx.in_meta[i][0]
+        grads.append(grad.expand(*shape) if grad.shape != shape else grad)
+    return tuple(grads)
+
+
 TABLE = {
     "add": _binary("AddBackward0", np.add, lambda ctx, g: (g, g), saves=()),
     "sub": _binary("SubBackward0", np.subtract, lambda ctx, g: (g, -g), saves=()),
@@ -499,6 +586,9 @@ TABLE = {
     "maximum": _binary("MaximumBackward0", np.maximum, _maximum),
     "minimum": _binary("MinimumBackward0", np.minimum, _minimum),
     "matmul": Op("MmBackward0", _matmul_forward, _matmul, (0, 1), on_error=_matmul_error),
+    "linear": Op("AddmmBackward0", _linear_forward, _linear, (0, 1), on_error=_linear_error),
+    "linear_no_bias": Op("MmBackward0", _linear_forward, _linear, (0, 1),
+                         on_error=_linear_error),
     "pow_scalar": _unary("PowBackward0", lambda a, exponent: a ** exponent, _pow_scalar),
     "rpow_scalar": _unary("PowBackward2", lambda a, base: base ** a, _rpow_scalar,
                           saves_input=False, saves_output=True),
@@ -558,6 +648,9 @@ TABLE = {
                   lambda ctx, g: (g.permute(*np.argsort(ctx.dims).tolist()),), view=True),
     "expand": Op("ExpandBackward0", _expand_forward, _identity, view=True,
                  on_error=_expand_error),
+    "spread": Op("ExpandBackward0", _spread_forward, _identity),
+    "einsum": Op("EinsumBackward0", lambda *arrays, equation: np.einsum(equation, *arrays),
+                 _einsum, saves="all"),
     "squeeze": Op("SqueezeBackward0", lambda a, dim: a.squeeze(axis=dim), _back_to_shape,
                   view=True),
     "unsqueeze": Op("UnsqueezeBackward0", lambda a, dim: np.expand_dims(a, dim), _back_to_shape,

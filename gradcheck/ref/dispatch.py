@@ -14,7 +14,8 @@ class Op(NamedTuple):
     """One row of the derivatives table.
 
     ``forward(*arrays, **attrs)`` computes the output array; ``backward(ctx, grad)`` returns one
-    grad (or None) per input, reading ``ctx.saved_tensors`` (the inputs listed in ``saves``),
+    grad (or None) per input, reading ``ctx.saved_tensors`` (the inputs listed in ``saves``, or
+    every input when it is ``"all"``),
     ``ctx.result`` (when ``saves_output``) and the op's attributes as ``ctx.<name>``.
     ``view`` marks outputs that alias the first input's storage (they share its version counter).
     """
@@ -49,7 +50,8 @@ def apply(op: Op, *inputs, **attrs):
                 break
         else:
             return _make(out)
-        node = Node(op.name, op.backward, inputs, [inputs[i] for i in op.saves])
+        saved = inputs if op.saves == "all" else [inputs[i] for i in op.saves]
+        node = Node(op.name, op.backward, inputs, saved)
         if attrs:
             node.__dict__.update(attrs)
         result = _make(out, node)

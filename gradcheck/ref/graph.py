@@ -10,6 +10,7 @@ import weakref
 
 from gradcheck.ref import grad_mode
 from gradcheck.ref.broadcast import sum_to
+from gradcheck.ref.dtypes import _BY_NP
 from gradcheck.ref.tensors import _make
 
 FREED = (
@@ -44,15 +45,15 @@ class Node:
     records the graph of the derivative itself.
     """
 
-    def __init__(self, name: str, rule, inputs, saved=(), output_saved=False):
+    def __init__(self, name: str, rule, inputs, saved=()):
         self._name = name
         self.rule = rule
-        self.next = tuple(_edge(t) for t in inputs)
-        self.needs_input_grad = tuple(e is not None for e in self.next)
-        self.in_meta = tuple((t._data.shape, t.dtype) for t in inputs)
-        self._saved = tuple((t, t._vc[0]) for t in saved)
+        # NOTE: list comprehensions, not generators: this runs once per recorded op.
+        self.next = edges = tuple([_edge(t) for t in inputs])
+        self.needs_input_grad = tuple([e is not None for e in edges])
+        self.in_meta = tuple([(t._data.shape, _BY_NP[t._data.dtype]) for t in inputs])
+        self._saved = tuple([(t, t._vc[0]) for t in saved]) if saved else ()
         self._saved_output = None
-        self._output_saved = output_saved
         self.pre_hooks = None  # tensor hooks registered on this node's output
         self.retained = None  # weak reference to the output when it called retain_grad()
 

@@ -99,6 +99,25 @@ def type_as(self, other):
     return ops._cast(self, other.dtype)
 
 
+def type_(self, dtype=None, non_blocking=False):
+    """``t.type()`` names the tensor type (``'torch.FloatTensor'``); ``t.type(d)`` casts."""
+    if dtype is None:
+        return f"torch.{self.dtype._tensor_type}"
+    if isinstance(dtype, str):
+        dtype = {d._tensor_type: d for d in dt.ALL}[dtype.replace("torch.", "")]
+    return ops._cast(self, dt.as_dtype(dtype))
+
+
+def stride(self, dim=None):
+    """Strides in elements, like torch (numpy counts bytes)."""
+    strides = tuple(s // self._data.itemsize for s in self._data.strides)
+    return strides if dim is None else strides[dim]
+
+
+def get_device(self) -> int:
+    return -1 if self.device.type == "cpu" else (self.device.index or 0)
+
+
 def cpu(self):
     return to(self, "cpu")
 
@@ -459,7 +478,8 @@ def attach() -> None:
         "__ror__": _swap(ops.bitwise_or),
         "__getitem__": ops.getitem, "__setitem__": setitem,
         "__iadd__": add_, "__isub__": sub_, "__imul__": mul_, "__itruediv__": div_,
-        "to": to, "type_as": type_as, "cpu": cpu, "cuda": cuda, "contiguous": contiguous,
+        "to": to, "type_as": type_as, "type": type_, "stride": stride,
+        "get_device": get_device, "cpu": cpu, "cuda": cuda, "contiguous": contiguous,
         "is_contiguous": is_contiguous, "float": _caster(dt.float32),
         "double": _caster(dt.float64), "half": _caster(dt.float16), "long": _caster(dt.int64),
         "int": _caster(dt.int32), "bool": _caster(dt.bool_), "new_tensor": new_tensor,
@@ -483,7 +503,7 @@ def attach() -> None:
         "lt le gt ge logical_not logical_and logical_or isnan isinf isfinite flatten unflatten "
         "transpose t permute squeeze unsqueeze expand repeat narrow select unbind split chunk "
         "gather scatter_add index_select clone equal allclose isclose tril triu outer dot add sub "
-        "mul div mm bmm swapaxes broadcast_to"
+        "mul div mm bmm swapaxes broadcast_to sort argsort topk nonzero"
     ).split()
     for name in same_name:
         methods.setdefault(name, getattr(ops, name))

@@ -65,7 +65,12 @@ def add(input, other, *, alpha=1):  # noqa: A002
 
 
 def sub(input, other, *, alpha=1):  # noqa: A002
-    """input - alpha * other."""
+    """input - alpha * other.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.sub(torch.tensor([5.0]), torch.tensor([2.0]), alpha=2)
+    tensor([1.])
+    """
     bools = builtins.sum(1 for v in (input, other) if isinstance(v, (bool, np.bool_)) or (
         isinstance(v, Tensor) and v._data.dtype == np.bool_))
     if bools == 2:
@@ -84,7 +89,12 @@ subtract = sub
 
 
 def div(input, other, *, rounding_mode=None):  # noqa: A002
-    """True division (integers divide into the default float dtype), or floor/trunc division."""
+    """True division (integers divide into the default float dtype), or floor/trunc division.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.div(torch.tensor([3, 4]), 2), torch.div(torch.tensor([7.0]), 2, rounding_mode='floor')
+    (tensor([1.5000, 2.0000]), tensor([3.]))
+    """
     a, b = _pair(input, other)
     if a is NotImplemented:
         return NotImplemented
@@ -102,7 +112,12 @@ divide = true_divide = div
 
 
 def pow(input, exponent):  # noqa: A001 - torch name
-    """input ** exponent (either side may be a Python number)."""
+    """input ** exponent (either side may be a Python number).
+
+    >>> import gradcheck.ref as torch
+    >>> torch.pow(torch.tensor([2.0, 3.0]), 2), torch.pow(2, torch.tensor([3.0]))
+    (tensor([4., 9.]), tensor([8.]))
+    """
     if isinstance(input, Tensor) and isinstance(exponent, _NUMBER) and not isinstance(
         exponent, (bool, np.bool_)
     ):
@@ -128,6 +143,22 @@ def matmul(input, other):  # noqa: A002
 
 
 mm = bmm = matmul
+
+
+def linear(input, weight, bias=None):  # noqa: A002
+    """``input @ weight.T + bias`` as one node (what nn.Linear computes).
+
+    >>> from gradcheck.ref import ones
+    >>> linear(ones(2, 3), ones(4, 3), ones(4)).tolist()
+    [[4.0, 4.0, 4.0, 4.0], [4.0, 4.0, 4.0, 4.0]]
+    """
+    if bias is None:
+        x, w = _pair(input, weight)
+        return apply(TABLE["linear_no_bias"], x, w)
+    x, w = _pair(input, weight)
+    x, b = _pair(x, bias)
+    w, b = _pair(w, b)
+    return apply(TABLE["linear"], x, w, b)
 
 
 def _unary_op(name, floating=True):
@@ -163,7 +194,27 @@ round = _unary_op("round", floating=False)  # noqa: A001
 trunc = _unary_op("trunc", floating=False)
 
 
+def einsum(equation: str, *operands):
+    """Einstein summation, e.g. ``einsum("bij,bjk->bik", a, b)`` (no ``...`` yet).
+
+    >>> from gradcheck.ref import ones
+    >>> einsum("ij,j->i", ones(2, 3), ones(3)).tolist()
+    [3.0, 3.0]
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    d = dt.result_type(*operands) if len({o._data.dtype for o in operands}) > 1 else None
+    tensors = [_cast(o, d) for o in operands] if d is not None else list(operands)
+    return apply(TABLE["einsum"], *tensors, equation=equation)
+
+
 def square(input):  # noqa: A002
+    """Elementwise input ** 2.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.square(torch.tensor([3.0]))
+    tensor([9.])
+    """
     return pow(input, 2)
 
 
@@ -192,7 +243,12 @@ clip = clamp
 
 
 def where(condition, input=None, other=None):  # noqa: A002
-    """Elementwise ``input if condition else other`` (scalars allowed)."""
+    """Elementwise ``input if condition else other`` (scalars allowed).
+
+    >>> import gradcheck.ref as torch
+    >>> torch.where(torch.tensor([True, False]), torch.tensor([1.0, 2.0]), 0.0)
+    tensor([1., 0.])
+    """
     if input is None and other is None:
         return tuple(_make(i) for i in np.nonzero(condition._data))
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
@@ -203,7 +259,12 @@ def where(condition, input=None, other=None):  # noqa: A002
 
 
 def masked_fill(input, mask, value):  # noqa: A002
-    """A copy of ``input`` with ``value`` where ``mask`` is True."""
+    """A copy of ``input`` with ``value`` where ``mask`` is True.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.masked_fill(torch.tensor([1.0, 2.0]), torch.tensor([False, True]), -1.0)
+    tensor([ 1., -1.])
+    """
     if isinstance(value, Tensor):
         value = value.item()
     if mask._data.shape != input._data.shape:
@@ -214,13 +275,23 @@ def masked_fill(input, mask, value):  # noqa: A002
 
 
 def softmax(input, dim, dtype=None):  # noqa: A002
-    """softmax along ``dim``, computed stably."""
+    """softmax along ``dim``, computed stably.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.softmax(torch.tensor([0.0, 0.0]), dim=0)
+    tensor([0.5000, 0.5000])
+    """
     x = _float(input) if dtype is None else _cast(input, dt.as_dtype(dtype))
     return apply(TABLE["softmax"], x, dim=_dim(dim, x._data.ndim))
 
 
 def log_softmax(input, dim, dtype=None):  # noqa: A002
-    """log(softmax) along ``dim``, computed stably."""
+    """log(softmax) along ``dim``, computed stably.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.log_softmax(torch.tensor([0.0, 0.0]), dim=0)
+    tensor([-0.6931, -0.6931])
+    """
     x = _float(input) if dtype is None else _cast(input, dt.as_dtype(dtype))
     return apply(TABLE["log_softmax"], x, dim=_dim(dim, x._data.ndim))
 
@@ -252,6 +323,12 @@ logical_xor = _compare(np.logical_xor)
 
 
 def logical_not(input):  # noqa: A002
+    """Elementwise not (a bool tensor).
+
+    >>> import gradcheck.ref as torch
+    >>> torch.logical_not(torch.tensor([True, False]))
+    tensor([False,  True])
+    """
     return _make(np.logical_not(input._data))
 
 
@@ -271,53 +348,123 @@ bitwise_xor = _bitwise(np.bitwise_xor)
 
 
 def isnan(input):  # noqa: A002
+    """Elementwise test for NaN.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.isnan(torch.tensor([1.0, float('nan')]))
+    tensor([False,  True])
+    """
     return _make(np.isnan(input._data))
 
 
 def isinf(input):  # noqa: A002
+    """Elementwise test for +-inf.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.isinf(torch.tensor([1.0, float('inf')]))
+    tensor([False,  True])
+    """
     return _make(np.isinf(input._data))
 
 
 def isfinite(input):  # noqa: A002
+    """Elementwise test for finite values.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.isfinite(torch.tensor([1.0, float('inf')]))
+    tensor([ True, False])
+    """
     return _make(np.isfinite(input._data))
 
 
 def equal(input, other) -> bool:  # noqa: A002
-    """True when both have the same shape and elements."""
+    """True when both have the same shape and elements.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.equal(torch.tensor([1, 2]), torch.tensor([1, 2]))
+    True
+    """
     return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:  # noqa: A002
-    """Elementwise |input - other| <= atol + rtol * |other|, for all elements."""
+    """Elementwise |input - other| <= atol + rtol * |other|, for all elements.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.allclose(torch.tensor([1.0]), torch.tensor([1.0 + 1e-9]))
+    True
+    """
     return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A002
+    """Elementwise allclose.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.isclose(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.5]))
+    tensor([ True, False])
+    """
     return _make(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def outer(input, vec2):  # noqa: A002
+    """Outer product of two vectors.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.outer(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0]))
+    tensor([[3., 4.],
+            [6., 8.]])
+    """
     return mul(unsqueeze(input, 1), vec2)
 
 
 def dot(input, other):  # noqa: A002
+    """Dot product of two vectors.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.dot(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0]))
+    tensor(11.)
+    """
     return matmul(input, other)
 
 
 def clone(input, *, memory_format=None):  # noqa: A002
-    """A copy that stays in the graph."""
+    """A copy that stays in the graph.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.clone(torch.tensor([1.0], requires_grad=True))
+    tensor([1.], grad_fn=<CloneBackward0>)
+    """
     return apply(TABLE["clone"], input)
 
 
 def numel(input) -> int:  # noqa: A002
+    """Number of elements.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.numel(torch.ones(2, 3))
+    6
+    """
     return int(input._data.size)
 
 
 def is_tensor(obj) -> bool:
+    """True for engine tensors.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.is_tensor(torch.ones(1)), torch.is_tensor([1])
+    (True, False)
+    """
     return isinstance(obj, Tensor)
 
 
 def is_floating_point(input) -> bool:  # noqa: A002
+    """True for float dtypes.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.is_floating_point(torch.ones(1))
+    True
+    """
     return input._data.dtype.kind == "f"
 
 
@@ -341,6 +488,10 @@ from gradcheck.ref.reductions import (  # noqa: E402,F401  (they use the ops abo
     var,
 )
 from gradcheck.ref.shapes import (  # noqa: E402,F401
+    argsort,
+    nonzero,
+    sort,
+    topk,
     broadcast_to,
     cat,
     chunk,

@@ -42,8 +42,18 @@ class return_min(_ReturnType, namedtuple("min", ["values", "indices"])):  # noqa
     __slots__ = ()
 
 
+class return_sort(_ReturnType, namedtuple("sort", ["values", "indices"])):  # noqa: N801
+    __slots__ = ()
+
+
+class return_topk(_ReturnType, namedtuple("topk", ["values", "indices"])):  # noqa: N801
+    __slots__ = ()
+
+
 return_max.__name__ = "max"
 return_min.__name__ = "min"
+return_sort.__name__ = "sort"
+return_topk.__name__ = "topk"
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001, A002
@@ -60,7 +70,12 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001, A002
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
-    """Mean over ``dim`` (all dims when None); integer inputs are an error, as in torch."""
+    """Mean over ``dim`` (all dims when None); integer inputs are an error, as in torch.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.mean(torch.tensor([[1.0, 2.0], [3.0, 4.0]]), dim=0)
+    tensor([2., 3.])
+    """
     if dtype is not None:
         input = _cast(input, dt.as_dtype(dtype))
     if input._data.dtype.kind != "f":
@@ -73,10 +88,22 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
 
 
 def amax(input, dim=(), keepdim=False):  # noqa: A002
+    """Largest value over ``dim`` (all dims by default); ties share the gradient.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.amax(torch.tensor([[1.0, 5.0], [3.0, 4.0]]), dim=1)
+    tensor([5., 4.])
+    """
     return apply(TABLE["amax"], input, dim=_dims(dim, input._data.ndim), keepdim=keepdim)
 
 
 def amin(input, dim=(), keepdim=False):  # noqa: A002
+    """Smallest value over ``dim`` (all dims by default); ties share the gradient.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.amin(torch.tensor([[1.0, 5.0], [3.0, 4.0]]), dim=1)
+    tensor([1., 3.])
+    """
     return apply(TABLE["amin"], input, dim=_dims(dim, input._data.ndim), keepdim=keepdim)
 
 
@@ -103,16 +130,32 @@ def _extreme(name, input, dim, keepdim, other):
 
 
 def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001, A002
-    """Full max, ``(values, indices)`` along ``dim``, or elementwise max with a tensor."""
+    """Full max, ``(values, indices)`` along ``dim``, or elementwise max with a tensor.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.max(torch.tensor([[1.0, 5.0], [3.0, 4.0]]), dim=1).indices
+    tensor([1, 1])
+    """
     return _extreme("max", input, dim, keepdim, other)
 
 
 def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001, A002
-    """Full min, ``(values, indices)`` along ``dim``, or elementwise min with a tensor."""
+    """Full min, ``(values, indices)`` along ``dim``, or elementwise min with a tensor.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.min(torch.tensor([3.0, 1.0]))
+    tensor(1.)
+    """
     return _extreme("min", input, dim, keepdim, other)
 
 
 def argmax(input, dim=None, keepdim=False):  # noqa: A002
+    """Index of the largest value (over the flattened tensor or along ``dim``).
+
+    >>> import gradcheck.ref as torch
+    >>> torch.argmax(torch.tensor([[1.0, 5.0], [3.0, 4.0]]), dim=1)
+    tensor([1, 1])
+    """
     if dim is None:
         return _make(np.asarray(np.argmax(input._data), dtype=np.int64))
     d = _dim(dim, input._data.ndim)
@@ -120,6 +163,12 @@ def argmax(input, dim=None, keepdim=False):  # noqa: A002
 
 
 def argmin(input, dim=None, keepdim=False):  # noqa: A002
+    """Index of the smallest value (over the flattened tensor or along ``dim``).
+
+    >>> import gradcheck.ref as torch
+    >>> torch.argmin(torch.tensor([3.0, 1.0]))
+    tensor(1)
+    """
     if dim is None:
         return _make(np.asarray(np.argmin(input._data), dtype=np.int64))
     d = _dim(dim, input._data.ndim)
@@ -133,7 +182,12 @@ def _correction(unbiased, correction) -> int:
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
-    """Variance with Bessel's correction by default (``correction=1``)."""
+    """Variance with Bessel's correction by default (``correction=1``).
+
+    >>> import gradcheck.ref as torch
+    >>> torch.var(torch.tensor([1.0, 2.0, 3.0]))
+    tensor(1.)
+    """
     if isinstance(dim, bool):
         unbiased, dim = dim, None
     return apply(TABLE["var"], _float(input), dim=_dims(dim, input._data.ndim),
@@ -141,7 +195,12 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # n
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
-    """Standard deviation with Bessel's correction by default."""
+    """Standard deviation with Bessel's correction by default.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.std(torch.tensor([1.0, 2.0, 3.0]), correction=0)
+    tensor(0.8165)
+    """
     if isinstance(dim, bool):
         unbiased, dim = dim, None
     return apply(TABLE["std"], _float(input), dim=_dims(dim, input._data.ndim),
@@ -149,13 +208,23 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # n
 
 
 def logsumexp(input, dim, keepdim=False):  # noqa: A002
-    """log(sum(exp(input))) over ``dim``, computed stably."""
+    """log(sum(exp(input))) over ``dim``, computed stably.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.logsumexp(torch.tensor([0.0, 0.0]), dim=0)
+    tensor(0.6931)
+    """
     return apply(TABLE["logsumexp"], _float(input), dim=_dims(dim, input._data.ndim),
                  keepdim=keepdim)
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):  # noqa: A002
-    """Vector p-norm over ``dim`` (all elements when None)."""
+    """Vector p-norm over ``dim`` (all elements when None).
+
+    >>> import gradcheck.ref as torch
+    >>> torch.norm(torch.tensor([3.0, 4.0])), torch.norm(torch.tensor([3.0, -4.0]), p=1)
+    (tensor(5.), tensor(7.))
+    """
     x = _float(input)
     dims = _dims(dim, x._data.ndim)
     if p in ("fro", 2, 2.0):
@@ -168,17 +237,34 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):  # noqa: A002
 
 
 def all(input, dim=None, keepdim=False):  # noqa: A001, A002
+    """True where every element is nonzero (along ``dim``).
+
+    >>> import gradcheck.ref as torch
+    >>> torch.all(torch.tensor([True, False]))
+    tensor(False)
+    """
     axis = None if dim is None else _dim(dim, input._data.ndim)
     return _make(np.asarray(np.all(input._data, axis=axis, keepdims=keepdim)))
 
 
 def any(input, dim=None, keepdim=False):  # noqa: A001, A002
+    """True where some element is nonzero (along ``dim``).
+
+    >>> import gradcheck.ref as torch
+    >>> torch.any(torch.tensor([True, False]))
+    tensor(True)
+    """
     axis = None if dim is None else _dim(dim, input._data.ndim)
     return _make(np.asarray(np.any(input._data, axis=axis, keepdims=keepdim)))
 
 
 def cumsum(input, dim):  # noqa: A002
-    """Cumulative sum along ``dim`` (built from cat of partial sums is too slow; uses a mask)."""
+    """Cumulative sum along ``dim``.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.cumsum(torch.tensor([1.0, 2.0, 3.0]), dim=0)
+    tensor([1., 3., 6.])
+    """
     d = _dim(dim, input._data.ndim)
     n = input._data.shape[d]
     tri = _const(np.tril(np.ones((n, n))), input, input._data.dtype)

@@ -317,11 +317,14 @@ class Tensor:
         return new
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (self.__array__().copy(), self._rg))
+        return (_rebuild, (self.__array__().copy(), self._rg, type(self)))
 
 
-def _rebuild(array, requires_grad):
+def _rebuild(array, requires_grad, cls=None):
+    """Unpickle a tensor (on the cpu), keeping subclasses such as nn.Parameter."""
     t = _make(array)
+    if cls is not None and cls is not Tensor:
+        return Tensor._make_subclass(cls, t, requires_grad)
     t._rg = requires_grad
     return t
 

@@ -24,6 +24,9 @@ class MissingZeroGrad(Rule):
     A reset done by code the analysis cannot see (a callback, a function in another module,
     a DeepSpeed-style engine whose `step()` clears gradients itself) is invisible; the rule
     only reports optimizers it can name, and stays silent when a step's receiver is unknown.
+    A function that this file never calls is judged as if it ran once per batch (as
+    dslinter's W5517 does), so a step function whose caller in another file resets the
+    gradients before each call is reported.
 
     ## Example
     ```python
@@ -178,8 +181,11 @@ class MissingZeroGrad(Rule):
                 f"(line {bw.line}) adds to gradients that an earlier step already applied, and "
                 f"nothing resets `{name}` in between; call `{name}.zero_grad()` after the step."
             )
-            stmt = analysis.statement_of(step.node)
-            edits = fixes.insert_after(stmt, f"{name}.zero_grad()", analysis.text) if stmt else None
+            # The reset belongs after the step that applied the old gradients (usually this one).
+            anchor = issue.applied_by or step
+            stmt = analysis.statement_of(anchor.node)
+            zero = f"{optimizer_text(analysis, anchor)}.zero_grad()"
+            edits = fixes.insert_after(stmt, zero, analysis.text) if stmt else None
             findings.append(cls.finding(analysis, step.node, message, edits,
                                         description=f"insert `{name}.zero_grad()` after the step"))
         return findings

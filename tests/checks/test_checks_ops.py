@@ -42,7 +42,7 @@ class _ScaledBackward(torch.autograd.Function):
 
 
 def _inputs(name):
-    fn, arity, (low, high), kinks = OPS[name]
+    _, arity, (low, high), kinks = OPS[name]
     min_side = 2 if name == "softmax" else 1
     shapes = gst.broadcastable_shapes(arity, min_dims=1, max_dims=2, min_side=min_side,
                                       max_side=4)

@@ -91,3 +91,11 @@ def test_a_clean_notebook_and_a_notebook_without_code(project, kit):
     _write(project / "b.ipynb", [("markdown", "just text\n")])
     run = kit.run_cli(["lint", "--no-cache"])
     assert run.exit_code == exitcodes.CLEAN
+
+
+def test_a_modulo_continuation_line_is_python_not_a_magic(project, kit):
+    cells = [("code", 'label = ("epoch %d"\n         % 3)\nprint(label)\n'),
+             ("code", kit.MISSING_ZERO_GRAD)]
+    _write(project / "train.ipynb", cells)
+    (record,) = json.loads(kit.run_cli(["lint", "--no-cache", "--format", "json"]).stdout)
+    assert record["code"] == "GC002" and record["cell"] == 2

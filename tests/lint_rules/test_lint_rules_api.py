@@ -106,3 +106,16 @@ def test_the_package_does_not_import_heavy_or_gradcheck_modules() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
     assert lint_rules.__all__
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["lint_rules", "lint_rules.check", "lint_rules.source", "lint_rules.events",
+     "lint_rules.summaries", "lint_rules.rules", "lint_rules.testing", "lint_rules.docs"],
+)
+def test_docstring_examples_run(module: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.failed == 0 and result.attempted >= 1

@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lint_rules import check_source
+from lint_rules.testing import apply_fixes
 
 FLAGS = ("a", "b")
 ITERATIONS = 4
@@ -122,3 +123,16 @@ def test_gc002_matches_brute_force_and_gc001_needs_a_real_discard(body) -> None:
     assert flagged == stale, source
     if not discards:
         assert not [f for f in findings if f.code == "GC001"], source
+
+
+@given(block)
+def test_applying_fixes_one_at_a_time_converges_to_a_clean_program(body) -> None:
+    # The CLI applies a fix, re-lints and repeats; every generated bug must end up fixed.
+    source, _ = render(body)
+    for _ in range(12):
+        fixable = [f for f in check_source(source, strict=True) if f.fix is not None]
+        if not fixable:
+            break
+        source = apply_fixes(source, fixable[:1])
+        compile(source, "fixed.py", "exec")
+    assert check_source(source, strict=True) == [], source

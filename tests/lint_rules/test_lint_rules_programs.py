@@ -88,6 +88,83 @@ SILENT = {
             scaler.update()
             optimizer.zero_grad(set_to_none=True)
     """,
+    "pcgrad-hand-written-gradients": """
+        for batch in loader:
+            task_grads = []
+            for task in tasks:
+                optimizer.zero_grad()
+                task.loss(model, batch).backward()
+                task_grads.append([p.grad.clone() for p in model.parameters()])
+            for p, g in zip(model.parameters(), project_conflicts(task_grads)):
+                p.grad = g
+            optimizer.step()
+    """,
+    "oom-handler-drops-batch": """
+        for x, y in loader:
+            optimizer.zero_grad()
+            try:
+                loss = criterion(model(x), y)
+                loss.backward()
+            except torch.cuda.OutOfMemoryError:
+                optimizer.zero_grad()
+                torch.cuda.empty_cache()
+                continue
+            optimizer.step()
+    """,
+    "caller-zeroes-before-helper": """
+        def step_fn(batch):
+            model(batch).backward()
+            optimizer.step()
+
+        for batch in loader:
+            optimizer.zero_grad()
+            step_fn(batch)
+    """,
+    "timm-need-update-closures": """
+        def train_one_epoch(model, loader, optimizer, loss_fn, accum_steps):
+            optimizer.zero_grad()
+            for batch_idx, (inputs, target) in enumerate(loader):
+                need_update = (batch_idx + 1) % accum_steps == 0
+
+                def _forward():
+                    return loss_fn(model(inputs), target) / accum_steps
+
+                def _backward(_loss):
+                    _loss.backward()
+                    if need_update:
+                        optimizer.step()
+
+                if not need_update:
+                    with model.no_sync():
+                        _backward(_forward())
+                else:
+                    _backward(_forward())
+                if not need_update:
+                    continue
+                optimizer.zero_grad()
+    """,
+    "fairseq-style-trainer-methods": """
+        class Trainer:
+            def train_step(self, samples):
+                self.zero_grad()
+                for sample in samples:
+                    loss = self.task.train_step(sample, self.model, self.criterion)
+                    self.optimizer.backward(loss)
+                self.optimizer.step()
+
+            def zero_grad(self):
+                self.optimizer.zero_grad()
+    """,
+    "ddp-no-sync-continue": """
+        for i, batch in enumerate(loader):
+            accumulating = (i + 1) % accum != 0
+            with (model.no_sync() if accumulating else contextlib.nullcontext()):
+                (model(batch) / accum).backward()
+            if accumulating:
+                continue
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+    """,
     "lbfgs-closure-in-function": """
         def fit(model, x, y):
             optimizer = torch.optim.LBFGS(model.parameters(), lr=1)
@@ -128,6 +205,14 @@ BUGGY = {
         for epoch in range(3):
             for batch in loader:
                 update(net, optimizer, batch)
+    """, [(6, "GC002")]),
+    # dslinter W5517's case: a step function (called from another file) that never zeroes
+    "exported-step-function": ("""
+        def training_update(model, optimizer, batch):
+            loss = model(batch).mean()
+            loss.backward()
+            optimizer.step()
+            return loss.detach()
     """, [(6, "GC002")]),
     # shape: a zero before an inner loop, never inside it
     "zero-per-epoch": ("""

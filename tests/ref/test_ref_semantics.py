@@ -350,7 +350,7 @@ def test_requires_grad_on_integer_tensors():
     assert_same_error(lambda m: m.tensor([1, 2], requires_grad=True))
 
 
-# ----- dtypes of gradients, deep graphs, views ------------------------------------------------------
+# ----- dtypes of gradients, deep graphs, views -------------------------------------------------
 @BOTH
 def test_gradients_take_their_inputs_dtype(m):
     a = m.ones(2, 3, requires_grad=True)
@@ -401,7 +401,7 @@ def test_grad_can_be_set_to_none_or_replaced(m):
     assert w.grad.tolist() == [2.0, 2.0]
 
 
-# ----- in-place edits through views (torch's CopySlices) --------------------------------------------
+# ----- in-place edits through views (torch's CopySlices) ---------------------------------------
 def test_in_place_edits_through_views_rewrite_the_base_history():
     def run(m):
         x = m.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)

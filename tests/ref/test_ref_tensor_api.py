@@ -154,6 +154,12 @@ def test_from_numpy_shares_memory_and_seeding_is_reproducible():
     lambda m: (m.tensor([1.0, 2.0]) > 1.5).tolist(), lambda m: m.tensor([3.0, 1.0]).argmax().item(),
     lambda m: m.tensor([[1.0, 5.0], [7.0, 2.0]]).argmin(1).tolist(),
     lambda m: (m.tensor([1, 0]) == 0).any().item(), lambda m: m.ones(2).all().item(),
+    lambda m: m.ones(2, 3).type(), lambda m: str(m.ones(2).type(m.float64).dtype),
+    lambda m: m.ones(2, 3).t().stride(), lambda m: m.ones(2).get_device(),
+    lambda m: m.finfo(m.float32).eps, lambda m: m.iinfo(m.int64).max,
+    lambda m: m.einsum("ij,jk->ik", m.ones(2, 3), m.ones(3, 4)).tolist(),
+    lambda m: repr(m.ones(2, 3).max(1)), lambda m: m.ones(2, 3).split(2, 1)[1].shape,
+    lambda m: [c.shape for c in m.ones(5, 2).chunk(2)], lambda m: m.ones(2, 3).unbind(1)[0].shape,
 ])
 def test_attribute_and_conversion_results_match_torch(fn):
     assert fn(ref) == fn(torch)
@@ -266,3 +272,27 @@ def test_device_objects_parse_like_torch():
     assert str(ref.device("cuda", 0)) == str(torch.device("cuda", 0))
     with pytest.raises(RuntimeError, match="Expected one of cpu, cuda"):
         ref.device("tpu")
+
+
+def test_save_and_load_round_trip(tmp_path):
+    state = {"w": ref.randn(2, 3, dtype=ref.float64), "step": 3, "mask": ref.tensor([True, False])}
+    path = tmp_path / "state.pt"
+    ref.save(state, path)
+    loaded = ref.load(path)
+    assert loaded["step"] == 3 and loaded["w"].dtype == ref.float64
+    assert ref.equal(loaded["w"], state["w"]) and loaded["mask"].tolist() == [True, False]
+    leaf = ref.ones(2, requires_grad=True)
+    ref.save(leaf, path)
+    assert ref.load(path).requires_grad
+
+
+def test_sort_topk_and_nonzero_match_torch():
+    def run(m):
+        x = m.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]], requires_grad=True)
+        values, indices = x.sort(1, descending=True)
+        top = m.topk(x, 2)
+        (values[:, 0].sum() + top.values.sum() * 2).backward()
+        return (values.tolist(), indices.tolist(), top.indices.tolist(), x.grad.tolist(),
+                x.nonzero().tolist(), m.argsort(x, 0).tolist())
+
+    assert run(ref) == run(torch)

@@ -89,7 +89,7 @@ class Adapter:
         return args
 
     def outputs_to_numpy(self, out: Any) -> list[np.ndarray]:
-        items = list(out) if isinstance(out, (tuple, list)) else [out]
+        items = self.output_items(out)
         arrays = [np.asarray(self.to_numpy(o)) for o in items]
         return [a if np.iscomplexobj(a) else a.astype(np.float64) for a in arrays]
 

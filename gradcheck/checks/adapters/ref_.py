@@ -36,6 +36,11 @@ class RefAdapter(Adapter):
     def differentiable(self, a: np.ndarray, like: Any) -> Any:
         return self.to_native(a, like, None).requires_grad_(True)
 
+    def output_items(self, out: Any) -> list:
+        # Integer outputs (argmax indices, say) have no gradient and are not checked.
+        items = list(out) if isinstance(out, (tuple, list)) else [out]
+        return [o for o in items if not isinstance(o, ref.Tensor) or self.is_float(o)]
+
     def call(self, args: list) -> Any:
         with ref.no_grad():
             return self.fn(*args)

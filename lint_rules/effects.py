@@ -1,0 +1,266 @@
+"""What each gradient event does to the state: BACKWARD, STEP, ZERO, hand-written gradients,
+and calls into functions of the same file (walked in place with their parameters renamed).
+
+``Effects`` is the half of the interpreter that handles expressions; ``flow.Interpreter``
+adds the statements and control flow around it.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from lint_rules import events as ev
+from lint_rules.states import (
+    FRESH,
+    STALE,
+    WFRESH,
+    WIPED,
+    State,
+    after_other_step,
+    after_step,
+    join,
+    on_backward,
+    on_zero,
+)
+from lint_rules.summaries import FunctionNode
+
+MAX_INLINE_DEPTH = 4  # frames, counting the analysed function itself
+
+
+@dataclass
+class Issue:
+    """A raw GC001/GC002 observation, turned into a Finding by the rule modules."""
+
+    code: str
+    at: ev.Event  # the zero (GC001) or the step (GC002)
+    step: ev.Event
+    optimizer: str
+    backwards: tuple[ev.Event, ...]
+    loop_carried: bool = False
+    conditions: tuple[str, ...] = ()
+    loops: tuple[ast.AST, ...] = field(default=(), repr=False)
+    counter_gated: bool = False  # the step sits under a modulo test in its loop
+    applied_by: ev.Event | None = None  # GC002: the step after which nothing reset the grads
+
+
+class Effects:
+    """Event semantics; expects the attributes that ``flow.Interpreter.__init__`` sets."""
+
+    def _expressions(self, stmt: ast.stmt, state: State) -> State:
+        if ev.is_grad_zeroing(stmt):
+            owners = self.index.optimizers_of_param(ev.grad_owner(stmt) or "")
+            event = self._event(ev.ZERO, stmt, ev.ALL, partial=not owners)
+            return self._apply_zero(event, tuple(sorted(owners)) or (ev.ALL,), state)
+        if ev.is_grad_write(stmt):
+            # Hand-written gradients replace whatever was there: the next step applies them.
+            return self._map_all(state, lambda f: (FRESH, frozenset()))
+        return self._calls_in(stmt, stmt, state)
+
+    def _calls_in(self, node: ast.AST, stmt: ast.stmt, state: State) -> State:
+        calls = self.index.call_cache.get(id(node))
+        if calls is None:
+            # Only calls that can matter, in the order they finish (inner calls first).
+            calls = [n for n in _walk_executed(node) if isinstance(n, ast.Call)
+                     and (self.contains_events(n) or _is_closure_step(n))]
+            calls.sort(key=lambda c: (c.end_lineno or 0, c.end_col_offset or 0))
+            self.index.call_cache[id(node)] = calls
+        for call in calls:
+            state = self._call(call, stmt, state)
+        return state
+
+    def _call(self, call: ast.Call, stmt: ast.stmt, state: State) -> State:
+        if ev.is_backward_call(call):
+            event = self._event(ev.BACKWARD, call, self.text.segment(call))
+            return self._map_all(state, lambda f: on_backward(f, event))
+        receiver = ev.zero_call_receiver(call)
+        if receiver is not None:
+            return self._zero_call(call, receiver, state)
+        step = ev.step_target(call, lambda k: self.index.is_optimizer(self._subst_key(k)))
+        if step is not None:
+            key, closure = step
+            if closure is not None:
+                state = self._closure(closure, state)
+            for opt in self._expand(key):
+                state = self._gated(state, lambda s, o=opt: self._apply_step(call, o, s))
+            return state
+        callee = self.index.resolve(call, self._class[-1], self._local_defs[-1])
+        if callee is not None:
+            return self._inline(callee, call, state)
+        return state
+
+    def _zero_call(self, call: ast.Call, receiver: str, state: State) -> State:
+        keys = self._expand(receiver) if receiver != ev.ALL else (ev.ALL,)
+        targets: list[str] = []
+        gated = True
+        for key in keys:
+            if key != ev.ALL and self.index.is_optimizer(key) and not ev.is_group_name(key):
+                targets.append(key)
+                continue
+            gated = False
+            owned = self.index.optimizers_of_model(key) if key != ev.ALL else set()
+            targets.extend(sorted(owned) or [ev.ALL])
+        event = self._event(ev.ZERO, call, receiver)
+        apply = lambda s: self._apply_zero(event, tuple(targets), s)
+        return self._gated(state, apply) if gated else apply(state)
+
+    def _param_zero(self, loop: ast.For, state: State) -> State:
+        owner = ev.param_loop_owner(loop)
+        owned = self.index.optimizers_of_model(owner) if owner else set()
+        event = self._event(ev.ZERO, loop, owner or ev.ALL, partial=owner is None)
+        return self._apply_zero(event, tuple(sorted(owned)) or (ev.ALL,), state)
+
+    def _gated(self, state: State, apply) -> State:
+        # Inside `accelerator.accumulate`, optimizer.step()/zero_grad() only act on sync steps.
+        if not self._gates:
+            return apply(state)
+        yes, no = self._split(state, self._gates[-1], True)
+        return join(apply(yes) if yes else None, no)
+
+    def _apply_zero(self, event: ev.Event, targets: tuple[str, ...], state: State) -> State:
+        for loop in self._loops:
+            self.zeroed_in_loop[id(loop)].update(targets)
+        inner = self._inner_conditions()
+        # A reset under a counter test (`if i % k == 0: zero_grad()`) opens an accumulation
+        # window on purpose: GC001 trusts it, and so does GC002 when the step is counter-gated.
+        counter = bool(inner and inner[-1])
+        if counter and self._loops:
+            self.counter_zeroed_in_loop.setdefault(id(self._loops[-1]), set()).update(targets)
+        quiet = self._handlers > 0 or event.partial or counter
+        fn = lambda f: on_zero(f, event, quiet)
+        if ev.ALL in targets:
+            return self._map_all(state, fn)
+        for key in targets:
+            state = self._map_key(state, key, fn)
+        return state
+
+    def _apply_step(self, call: ast.Call, opt: str, state: State) -> State:
+        event = self._event(ev.STEP, call, opt)
+        out: State = {}
+        for assumptions, facts in state.items():
+            facts = dict(facts)
+            mine = facts.get(opt, facts[None])
+            new_mine = set()
+            for fact in mine:
+                self._report(fact, event, opt)
+                new_mine.add(after_step(fact, event))
+            for other in list(facts):
+                if other != opt:
+                    facts[other] = frozenset(after_other_step(f) for f in facts[other])
+            facts[opt] = frozenset(new_mine)
+            out[assumptions] = facts
+        return out
+
+    def _report(self, fact: tuple, step: ev.Event, opt: str) -> None:
+        kind = fact[0]
+        # Only tests inside the innermost loop explain why the step is skipped.
+        depth = len(self._loops)
+        conditions = tuple(t for t, d, _ in self._conditions if d == depth and depth)
+        if self._gates:
+            conditions += ("<sync>",)
+        if kind == STALE:
+            issues = [Issue("GC002", step, step, opt, (fact[1],), True, conditions,
+                            tuple(self._loops), any(self._inner_conditions()), fact[2])]
+        elif kind in (WIPED, WFRESH):
+            backwards = tuple(sorted(fact[2], key=_pos))
+            issues = [Issue("GC001", zero, step, opt, backwards, kind == WFRESH, conditions,
+                            tuple(self._loops)) for zero in sorted(fact[1], key=_pos)]
+        else:
+            return
+        for issue in issues:
+            self.issues.setdefault((issue.code, issue.at.line, issue.at.col, opt), issue)
+
+    def _closure(self, closure: ast.AST, state: State) -> State:
+        if isinstance(closure, ast.Lambda):
+            return self._calls_in(closure.body, closure, state)
+        if isinstance(closure, ast.Name):
+            fn = self._local_defs[-1].get(closure.id) or self.index.functions.get(closure.id)
+            if fn is not None:
+                return self._inline(fn, None, state)
+        return state
+
+    def _inline(self, fn: FunctionNode, call: ast.Call | None, state: State) -> State:
+        if fn in self._frames or len(self._frames) >= MAX_INLINE_DEPTH:
+            return state
+        subst = dict(self._subst[-1]) if call is None else self._bind(fn, call)
+        self._frames.append(fn)
+        self._subst.append(subst)
+        self._local_defs.append(dict(self._local_defs[-1]) if call is None else {})
+        self._class.append(self.index.enclosing_class(fn) or self._class[-1])
+        conditions, self._conditions = self._conditions, list(self._conditions)
+        try:
+            flow = self._block(fn.body, state)
+        finally:
+            self._frames.pop()
+            self._subst.pop()
+            self._local_defs.pop()
+            self._class.pop()
+            self._conditions = conditions
+        return join(flow.normal, flow.ret) or state
+
+    def _bind(self, fn: FunctionNode, call: ast.Call) -> dict[str, tuple[str, ...]]:
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+        if params and params[0] in ("self", "cls") and isinstance(call.func, ast.Attribute):
+            params = params[1:]
+        bound: dict[str, tuple[str, ...]] = {}
+        pairs = list(zip(params, call.args))
+        pairs += [(kw.arg, kw.value) for kw in call.keywords if kw.arg]
+        for name, arg in pairs:
+            key = self._key(arg)
+            if key:
+                bound[name] = self._expand(key)
+        return bound
+
+    # ----- helpers ------------------------------------------------------------------------
+    def _event(self, kind: str, node: ast.AST, target: str, partial: bool = False) -> ev.Event:
+        line, col = self.text.start(node)
+        return ev.Event(kind, node, line, col, self.text.segment(node), target, partial)
+
+    def _key(self, node: ast.AST) -> str | None:
+        key = ev.dotted(node)
+        return self._subst_key(key) if key else None
+
+    def _subst_key(self, key: str) -> str:
+        head, dot, rest = key.partition(".")
+        mapped = self._subst[-1].get(head)
+        if mapped and len(mapped) == 1:
+            return mapped[0] + dot + rest
+        return key
+
+    def _expand(self, key: str) -> tuple[str, ...]:
+        head, dot, rest = key.partition(".")
+        mapped = self._subst[-1].get(head)
+        if mapped:
+            return tuple(m + dot + rest for m in mapped)
+        return (key,)
+
+    def _map_all(self, state: State, fn) -> State:
+        return {a: {k: frozenset(map(fn, v)) for k, v in facts.items()} for a, facts in state.items()}
+
+    def _map_key(self, state: State, key: str, fn) -> State:
+        out: State = {}
+        for assumptions, facts in state.items():
+            facts = dict(facts)
+            facts[key] = frozenset(map(fn, facts.get(key, facts[None])))
+            out[assumptions] = facts
+        return out
+
+
+def _pos(event: ev.Event) -> tuple[int, int]:
+    return event.line, event.col
+
+
+def _is_closure_step(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Attribute) and call.func.attr == "step"
+
+
+def _walk_executed(node: ast.AST):
+    """Nodes evaluated when ``node`` runs: skips lambdas and nested definitions."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in ast.iter_child_nodes(current):
+            if not isinstance(child, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef,
+                                      ast.ClassDef)):
+                stack.append(child)
+

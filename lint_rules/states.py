@@ -1,0 +1,95 @@
+"""The abstract gradient state of each optimizer, and how events change it.
+
+Per optimizer, on every path, the gradients are in one of these states:
+
+- ``clean``: zeroed (or never written) since the last step;
+- ``fresh``: holding backward passes that no step has used yet;
+- ``applied``: a step has used them and nothing has zeroed them since;
+- ``stale``: a backward added to ``applied`` gradients: the next step re-applies old ones (GC002);
+- ``foreign``: fresh, but another optimizer's step consumed that backward (GANs, actor-critic),
+  so zeroing them is housekeeping, not a loss;
+- ``wiped``: a zero discarded fresh gradients; a step reached from here is GC001;
+- ``wfresh``: the same backward ran again after the wipe: the step sees only the last pass.
+
+A State maps each set of branch assumptions (``(test, value)`` pairs, so that two ``if``
+statements with the same test agree) to the facts of every optimizer; the key None stands
+for every optimizer not named yet.
+"""
+from __future__ import annotations
+
+from lint_rules import events as ev
+
+CLEAN, FRESH, APPLIED, STALE, FOREIGN, WIPED, WFRESH = (
+    "clean", "fresh", "applied", "stale", "foreign", "wiped", "wfresh",
+)
+State = dict  # {frozenset of (test, bool): {optimizer key or None (others): frozenset of facts}}
+
+def join(a: State | None, b: State | None) -> State | None:
+    """Union of two path sets."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    out = dict(a)
+    for assumptions, facts in b.items():
+        out[assumptions] = merge_facts(out[assumptions], facts) if assumptions in out else facts
+    return out
+
+
+def merge_facts(x: dict, y: dict) -> dict:
+    keys = set(x) | set(y)
+    return {k: x.get(k, x[None]) | y.get(k, y[None]) for k in keys}
+
+
+def initial_state() -> State:
+    """Nothing known: every optimizer clean, no assumptions."""
+    return {frozenset(): {None: frozenset({(CLEAN,)})}}
+
+
+def forget(state: State, drop) -> State:
+    """Merge the paths that differ only in the assumptions ``drop`` selects."""
+    out: State = {}
+    for assumptions, facts in state.items():
+        kept = frozenset(a for a in assumptions if not drop(a))
+        out[kept] = merge_facts(out[kept], facts) if kept in out else facts
+    return out
+
+
+def on_backward(fact: tuple, bw: ev.Event) -> tuple:
+    kind = fact[0]
+    if kind in (CLEAN, FOREIGN):
+        return (FRESH, frozenset({bw}))
+    if kind == FRESH:
+        return (FRESH, fact[1] | {bw})
+    if kind == APPLIED:
+        return (STALE, bw, fact[1])  # which backward, and which step applied the old ones
+    if kind == WIPED:
+        # Only the same backward running again means the wiped gradients were wanted.
+        return (WFRESH, fact[1], fact[2]) if bw in fact[2] else (FRESH, frozenset({bw}))
+    return fact
+
+
+def on_zero(fact: tuple, zero: ev.Event, quiet: bool) -> tuple:
+    kind = fact[0]
+    if kind == FRESH and not quiet:
+        return (WIPED, frozenset({zero}), fact[1])
+    if kind == WFRESH and not quiet:
+        return (WIPED, fact[1], fact[2])
+    if kind == WIPED:
+        return fact if quiet else (WIPED, fact[1] | {zero}, fact[2])
+    return (CLEAN,)
+
+
+def dropped(fact: tuple) -> tuple:
+    if fact[0] == FRESH:
+        return (FOREIGN,)
+    return (CLEAN,) if fact[0] == WIPED else fact
+
+
+def after_step(fact: tuple, step: ev.Event) -> tuple:
+    # After a wipe the step had nothing to apply, so nothing stale is left behind.
+    return (CLEAN,) if fact[0] in (CLEAN, WIPED) else (APPLIED, step)
+
+
+def after_other_step(fact: tuple) -> tuple:
+    return (FOREIGN,) if fact[0] == FRESH else fact

@@ -92,14 +92,18 @@ class Effects:
         keys = self._expand(receiver) if receiver != ev.ALL else (ev.ALL,)
         targets: list[str] = []
         gated = True
+        partial = False
         for key in keys:
             if key != ev.ALL and self.index.is_optimizer(key) and not ev.is_group_name(key):
                 targets.append(key)
                 continue
             gated = False
             owned = self.index.optimizers_of_model(key) if key != ev.ALL else set()
+            # `teacher.zero_grad()` when every optimizer here is known to hold other models:
+            # it still counts as a reset (no GC002), but never as discarding a step's gradients.
+            partial |= not owned and key != ev.ALL and self.index.models_all_known()
             targets.extend(sorted(owned) or [ev.ALL])
-        event = self._event(ev.ZERO, call, receiver)
+        event = self._event(ev.ZERO, call, receiver, partial=partial)
         apply = lambda s: self._apply_zero(event, tuple(targets), s)
         return self._gated(state, apply) if gated else apply(state)
 

@@ -46,6 +46,7 @@ class ModuleIndex:
         self.optimizers: set[str] = set()
         self._models: dict[str, set[str]] = {}
         self._params: dict[str, set[str]] = {}  # tensors listed explicitly: SGD([W, b])
+        self._aliases: dict[str, set[str]] = {}  # self.model = model, net = DDP(model)
         self.parents: dict[int, ast.AST] = {}
         self.constructions: dict[int, list[str]] = {}  # assignment -> optimizers it builds
         self.call_cache: dict[int, list[ast.Call]] = {}  # statement -> its relevant calls
@@ -88,8 +89,10 @@ class ModuleIndex:
             elif isinstance(node, ast.Assign):
                 if is_grad_zeroing(node) or is_grad_write(node):
                     events.append(node)
-                elif isinstance(node.value, ast.Call):
-                    self._note_optimizer(node, node.targets, node.value)
+                else:
+                    self._note_alias(node)
+                    if isinstance(node.value, ast.Call):
+                        self._note_optimizer(node, node.targets, node.value)
             elif isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Call):
                 self._note_optimizer(node, [node.target], node.value)
             elif isinstance(node, ast.Expr) and (is_grad_zeroing(node) or is_grad_write(node)):
@@ -171,9 +174,22 @@ class ModuleIndex:
         """Optimizers built from an explicit list that names ``tensor``."""
         return {opt for opt, params in self._params.items() if tensor in params}
 
+    def models_all_known(self) -> bool:
+        """Every optimizer built in this file says which models' parameters it holds."""
+        return bool(self._models) and all(self._models.values())
+
     def optimizers_of_model(self, model: str) -> set[str]:
         """Optimizers known to hold ``model``'s parameters (empty when unknown)."""
-        return {opt for opt, models in self._models.items() if model in models}
+        names = {model} | self._aliases.get(model, set())
+        return {opt for opt, models in self._models.items() if names & models}
+
+    def _note_alias(self, node: ast.Assign) -> None:
+        if len(node.targets) != 1:
+            return
+        target, source = dotted(node.targets[0]), _wrapped_model(node.value)
+        if target and source and target != source:
+            self._aliases.setdefault(target, set()).add(source)
+            self._aliases.setdefault(source, set()).add(target)
 
     def resolve(
         self, call: ast.Call, class_name: str | None, local: dict[str, FunctionNode]
@@ -215,3 +231,23 @@ def _call_name(call: ast.Call) -> str:
     if isinstance(func, ast.Attribute):
         return func.attr
     return func.id if isinstance(func, ast.Name) else ""
+
+
+_MODEL_WRAPPERS = frozenset(
+    {"DistributedDataParallel", "DDP", "DataParallel", "FullyShardedDataParallel", "FSDP", "compile"}
+)
+
+
+def _wrapped_model(value: ast.AST) -> str | None:
+    """``model`` in ``model``, ``model.to(device)``, ``DDP(model)``, ``torch.compile(model)``."""
+    if isinstance(value, (ast.Name, ast.Attribute)):
+        return dotted(value)
+    if not isinstance(value, ast.Call):
+        return None
+    func = value.func
+    if isinstance(func, ast.Attribute) and func.attr in ("to", "cuda", "cpu", "half", "float"):
+        return dotted(func.value)
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if name in _MODEL_WRAPPERS and value.args:
+        return dotted(value.args[0])
+    return None

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from gradcheck.checks import numeric as num
-from gradcheck.checks.full import analytic_rows, compare_block, numeric_columns
+from gradcheck.checks.full import Screen, analytic_rows, compare_block, numeric_columns
 from gradcheck.checks.result import GradcheckResult
 from gradcheck.checks.target import Target
 
@@ -132,6 +132,7 @@ def _recheck(result: GradcheckResult, target: Target, blocks, atol, rtol) -> Non
     for pos, k in blocks:
         i = target.diff[pos]
         if i not in columns:
-            columns[i] = numeric_columns(target, i)
+            mine = sorted({kk for pp, kk in blocks if pp == pos})
+            columns[i] = numeric_columns(target, i, screen=Screen(pos, jac[pos], mine, atol, rtol))
         result.rechecked_blocks.append((target.output_names[k], target.input_names[i]))
         compare_block(result, target, pos, k, jac[pos][k], columns[i], atol, rtol)

@@ -124,12 +124,15 @@ def tolerance(numeric, estimate, grad_eps, scale, atol=None, rtol=None, eval_eps
     numeric = np.abs(np.asarray(numeric, dtype=np.float64))
     if atol is not None or rtol is not None:
         return (atol or 0.0) + (rtol or 0.0) * numeric
-    tol = SAFETY * np.asarray(estimate) + DTYPE_ROUNDING * grad_eps * (numeric + scale)
+    sizes = numeric + scale
+    tol = (DTYPE_ROUNDING * grad_eps) * sizes
+    tol += SAFETY * np.asarray(estimate)
     if eval_eps is not None:
         # NOTE: a function that cancels heavily (a saturated softmax's VJP) is computed to
         # fewer digits than any visible magnitude suggests; no finite-difference check can
         # promise more than about half the digits of the block's largest entry.
-        tol = np.maximum(tol, SAFETY * np.sqrt(eval_eps) * (numeric + scale))
+        sizes *= SAFETY * np.sqrt(eval_eps)
+        np.maximum(tol, sizes, out=tol)
     return tol
 
 

@@ -47,7 +47,7 @@ def test_result_fields_on_success():
     assert result.passed and bool(result)
     assert result.max_abs_error < 1e-8 and result.max_rel_error < 1e-5
     assert result.evaluations["backward"] >= n  # one one-hot VJP per output element
-    assert result.evaluations["forward_points"] >= 4 * n
+    assert result.evaluations["forward_points"] >= 2 * n  # x +/- h for every element
     assert result.taylor_order is not None and result.taylor_order > 1.8
     assert "PASSED" in str(result)
 

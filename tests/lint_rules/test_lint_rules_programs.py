@@ -165,6 +165,16 @@ SILENT = {
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
     """,
+    "distillation-teacher-zero": """
+        student = nn.parallel.DistributedDataParallel(net)
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        for x in loader:
+            loss = kd_loss(student(x), teacher(x))
+            loss.backward()
+            teacher.zero_grad()  # the frozen teacher's buffers, not the student's
+            optimizer.step()
+            optimizer.zero_grad()
+    """,
     "lbfgs-closure-in-function": """
         def fit(model, x, y):
             optimizer = torch.optim.LBFGS(model.parameters(), lr=1)
@@ -214,6 +224,15 @@ BUGGY = {
             optimizer.step()
             return loss.detach()
     """, [(6, "GC002")]),
+    # shape: zeroing through an alias of the model the optimizer holds
+    "wrapped-model-zero-between": ("""
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        model = torch.compile(net)
+        for x in loader:
+            model(x).backward()
+            model.zero_grad()
+            optimizer.step()
+    """, [(7, "GC001")]),
     # shape: a zero before an inner loop, never inside it
     "zero-per-epoch": ("""
         for epoch in range(epochs):

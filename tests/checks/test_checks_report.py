@@ -173,3 +173,15 @@ def test_no_differentiable_input_is_explained():
     torch = pytest.importorskip("torch")
     with pytest.raises(ValueError, match="requires_grad=True"):
         check_grad(torch.sin, torch.ones(2))
+
+
+def test_full_mode_takes_the_second_step_only_where_needed():
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal((200, 5))
+    x = rng.standard_normal(200)
+    right = check_grad(lambda x: x @ w, x, vjp=lambda g, x: (w @ g,))
+    assert right.passed and right.evaluations["forward_points"] < 2.2 * x.size
+    w_bad = w.copy()
+    w_bad[17, 3] *= 1.001
+    wrong = check_grad(lambda x: x @ w, x, vjp=lambda g, x: (w_bad @ g,), raise_on_failure=False)
+    assert [(m.index, m.out_index) for m in wrong.mismatches] == [((17,), (3,))]

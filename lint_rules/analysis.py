@@ -7,45 +7,74 @@ it once per batch.
 """
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 
+import libcst as cst
+
 from lint_rules import events as ev
+from lint_rules import syntax
 from lint_rules.flow import Interpreter, Issue
 from lint_rules.source import SourceText
 from lint_rules.summaries import ModuleIndex
 
+_STATEMENTS = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
+
 # Hooks that a framework calls once per batch, so their bodies repeat like a loop body.
 REPEATED_HOOKS = frozenset({"training_step"})
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 @dataclass
 class Analysis:
     """Everything the rules read: the parsed module, its text and the flow issues."""
 
-    tree: ast.Module
+    tree: cst.Module
     text: SourceText
     index: ModuleIndex
     gc001: list[Issue] = field(default_factory=list)
     gc002: list[Issue] = field(default_factory=list)
-    gc003: list[tuple[ev.Event, ast.AST, Issue]] = field(default_factory=list)
+    gc003: list[tuple[ev.Event, cst.CSTNode, Issue]] = field(default_factory=list)
 
-    def statement_of(self, node: ast.AST) -> ast.stmt | None:
-        """The statement that contains ``node`` (itself if it is one)."""
-        while node is not None and not isinstance(node, ast.stmt):
+    def statement_of(self, node: cst.CSTNode) -> syntax.Statement | None:
+        """The statement that contains ``node`` (itself if it is one); in ``a; b`` that is
+        ``a`` or ``b``, not their shared line."""
+        while node is not None and not isinstance(node, _STATEMENTS):
             node = self.index.parents.get(id(node))
         return node
 
-    def function_of(self, node: ast.AST) -> ast.AST | None:
+    def block_of(self, stmt: syntax.Statement) -> list[syntax.Statement]:
+        """The statements of the block that holds ``stmt`` (``stmt`` among them)."""
+        parent = self.index.parents.get(id(stmt))
+        if isinstance(parent, cst.SimpleStatementLine):
+            parent = self.index.parents.get(id(parent))
+        return syntax.statements(parent) if parent is not None and syntax.is_block(parent) else []
+
+    def body_of(self, stmt: syntax.Statement) -> list[syntax.Statement]:
+        """The statements of a compound statement's main body."""
+        return syntax.body_of(stmt)
+
+    def is_sole_statement(self, stmt: syntax.Statement) -> bool:
+        """Whether ``stmt`` is the only statement of its block (removing it needs a ``pass``)."""
+        block = self.block_of(stmt)
+        return len(block) == 1 and block[0] is stmt
+
+    def optimizer_text(self, step: ev.Event) -> str:
+        """How the code spells the stepped optimizer: ``opt`` in ``opt.step()`` or ``scaler.step(opt)``."""
+        call = step.node
+        receiver = call.func.value
+        args = syntax.positional(call)
+        if self.index.is_optimizer(ev.dotted(receiver) or "") or not args:
+            return self.text.segment(receiver)
+        return self.text.segment(args[0])
+
+    def function_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
         """The innermost function or lambda around ``node``; None at module level."""
         node = self.index.parents.get(id(node))
-        while node is not None and not isinstance(node, _SCOPES):
+        while node is not None and not isinstance(node, syntax.SCOPES):
             node = self.index.parents.get(id(node))
         return node
 
 
-def analyse(tree: ast.Module, text: SourceText) -> Analysis:
+def analyse(tree: cst.Module, text: SourceText) -> Analysis:
     """Interpret every unit that holds a gradient event and collect GC001/GC002/GC003 issues."""
     index = ModuleIndex(tree)
     analysis = Analysis(tree, text, index)
@@ -70,17 +99,19 @@ def analyse(tree: ast.Module, text: SourceText) -> Analysis:
     return analysis
 
 
-def _units(tree: ast.Module, index: ModuleIndex):
-    yield tree.body, None, None, None
-    stack = [n for n in tree.body if index.contains_events(n)]
+def _units(tree: cst.Module, index: ModuleIndex):
+    body = syntax.statements(tree)
+    yield body, None, None, None
+    stack = [n for n in body if index.contains_events(n)]
     while stack:
         node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if isinstance(node, cst.FunctionDef):
             # A function this file never calls is called from elsewhere, typically once per
             # batch (like dslinter's W5517, we judge its body as a loop body).
-            repeated = node.name in REPEATED_HOOKS or node.name not in index.referenced
-            yield node.body, index.enclosing_class(node), node if repeated else None, node
-        stack.extend(c for c in ast.iter_child_nodes(node) if index.contains_events(c))
+            name = node.name.value
+            repeated = name in REPEATED_HOOKS or name not in index.referenced
+            yield syntax.body_of(node), index.enclosing_class(node), node if repeated else None, node
+        stack.extend(c for c in syntax.children(node) if index.contains_events(c))
 
 
 def _matched_windows(issue: Issue, counter_zeroed: dict[int, set[str]]) -> bool:
@@ -94,45 +125,47 @@ def _matched_windows(issue: Issue, counter_zeroed: dict[int, set[str]]) -> bool:
 
 def _zeroed_once_before(
     analysis: Analysis, issue: Issue, zeroed: dict[int, set[str]]
-) -> tuple[ev.Event, ast.AST] | None:
+) -> tuple[ev.Event, cst.CSTNode] | None:
     """For a stale step in a loop that never zeroes: the zero that runs once before that loop."""
-    loops = [n for n in issue.loops if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+    loops = [n for n in issue.loops if isinstance(n, (cst.For, cst.While))]
     if not loops:
         return None
     loop = loops[-1]
     inside = zeroed.get(id(loop), set())
     if ev.ALL in inside or issue.optimizer in inside:
         return None
-    node = loop
-    index = analysis.index
+    node: cst.CSTNode = loop
+    parents = analysis.index.parents
+    # Climb block by block, looking at the statements that run before `node` in each.
     while True:
-        parent = index.parents.get(id(node))
-        if parent is None or isinstance(parent, (ast.Lambda, ast.ClassDef)):
+        parent = parents.get(id(node))
+        if parent is None or isinstance(parent, (cst.Lambda, cst.ClassDef)):
             return None
-        for name in ("body", "orelse", "finalbody"):
-            block = getattr(parent, name, None)
-            if not isinstance(block, list):
-                continue
-            position = next((i for i, s in enumerate(block) if s is node), None)
-            if position is None:
-                continue
-            for stmt in reversed(block[:position]):
-                event = _zero_statement(analysis, stmt, issue.optimizer)
-                if event is not None:
-                    return event, loop
-        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if not syntax.is_block(parent):
+            node = parent
+            continue
+        owner = parents.get(id(parent))
+        if isinstance(owner, cst.ClassDef):
             return None
-        node = parent
+        block = syntax.statements(parent)
+        position = next((i for i, s in enumerate(block) if s is node), None)
+        for stmt in reversed(block[:position] if position is not None else []):
+            event = _zero_statement(analysis, stmt, issue.optimizer)
+            if event is not None:
+                return event, loop
+        if owner is None or isinstance(owner, cst.FunctionDef):
+            return None
+        node = owner
 
 
-def _zero_statement(analysis: Analysis, stmt: ast.stmt, optimizer: str) -> ev.Event | None:
-    node: ast.AST | None = None
+def _zero_statement(analysis: Analysis, stmt: syntax.Statement, optimizer: str) -> ev.Event | None:
+    node: cst.CSTNode | None = None
     target = ev.ALL
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+    if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
         receiver = ev.zero_call_receiver(stmt.value)
         if receiver is not None:
             node, target = stmt.value, receiver
-    elif isinstance(stmt, ast.For) and ev.param_loop_zeroes(stmt):
+    elif isinstance(stmt, cst.For) and ev.param_loop_zeroes(stmt):
         node, target = stmt, ev.param_loop_owner(stmt) or ev.ALL
     elif ev.is_grad_zeroing(stmt):
         node = stmt

@@ -1,16 +1,16 @@
 """``check_source``: parse once, analyse once, let every selected rule report."""
 from __future__ import annotations
 
-import ast
 import os
-import warnings
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from lint_rules.analysis import analyse
 from lint_rules.finding import Edit, Finding, Fix, LintSyntaxError
 from lint_rules.prefilter import could_have_findings
 from lint_rules.rules import RULES
-from lint_rules.source import SourceText
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 STRICT_ENV = "GRADCHECK_LINT_STRICT"
 _BOM = "\ufeff"
@@ -51,15 +51,36 @@ def check_source(
     return [_shifted(f, shift) for f in findings] if shift else findings
 
 
-def _parse(text: str, path: str) -> ast.Module:
+def _parse(text: str, path: str) -> cst.Module:
+    # libcst takes a while to import; `import lint_rules` (and the CLI on files the prefilter
+    # skips) must not pay for it.
+    import libcst as cst
+
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(text, filename=path)
-    except SyntaxError as exc:
-        raise LintSyntaxError(f"cannot parse {path}: {exc.msg}", exc.lineno or 1, exc.offset or 1) from None
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        raise _located(text, path, exc.message, exc.raw_line, exc.raw_column + 1) from None
     except (ValueError, RecursionError, MemoryError) as exc:
         raise LintSyntaxError(f"cannot parse {path}: {exc}", 1, 1) from None
+    except Exception as exc:  # the native parser's own failures: still bad input, not a crash
+        raise LintSyntaxError(f"cannot parse {path}: {exc}", 1, 1) from None
+
+
+def _located(text: str, path: str, message: str, line: int, column: int) -> LintSyntaxError:
+    """The error to report when libcst rejects ``text``.
+
+    libcst names the token where its parser gave up, which is often the line after the
+    mistake (a missing colon shows up on the indented line below). CPython's own compiler
+    names the offending token, so on this rare path we ask it for the position and wording.
+    """
+    try:
+        compile(text, path, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return LintSyntaxError(f"cannot parse {path}: {exc.msg}", exc.lineno or 1, exc.offset or 1)
+    except (ValueError, RecursionError, MemoryError) as exc:  # e.g. a null byte (Python 3.11)
+        return LintSyntaxError(f"cannot parse {path}: {exc}", 1, 1)
+    # Valid Python that this libcst version cannot parse: report libcst's own position.
+    return LintSyntaxError(f"cannot parse {path}: {message}", max(line, 1), max(column, 1))
 
 
 def _selected(select: Iterable[str] | None) -> tuple:
@@ -69,15 +90,24 @@ def _selected(select: Iterable[str] | None) -> tuple:
     return tuple(r for r in RULES if r.CODE in wanted or r.NAME in wanted)
 
 
-def _run(tree: ast.Module, text: str, rules: tuple) -> list[Finding]:
+def _run(tree: cst.Module, text: str, rules: tuple) -> list[Finding]:
     if not rules:
         return []
-    analysis = analyse(tree, SourceText(text))
+    from lint_rules.source import SourceText
+
+    analysis = analyse(tree, SourceText(text, tree))
     seen: dict[tuple, Finding] = {}
     for rule in rules:
         for finding in rule.check(analysis):
             seen.setdefault((finding.code, finding.line, finding.column), finding)
     return sorted(seen.values(), key=lambda f: (f.line, f.column, f.code))
+
+
+def analyse(tree: cst.Module, text) -> object:
+    """The flow analysis of one parsed module (its modules load on first use: they need libcst)."""
+    from lint_rules.analysis import analyse as analyse_module
+
+    return analyse_module(tree, text)
 
 
 def _shifted(finding: Finding, shift: int) -> Finding:

@@ -6,10 +6,12 @@ adds the statements and control flow around it.
 """
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 
+import libcst as cst
+
 from lint_rules import events as ev
+from lint_rules import syntax
 from lint_rules.states import (
     FRESH,
     STALE,
@@ -38,7 +40,7 @@ class Issue:
     backwards: tuple[ev.Event, ...]
     loop_carried: bool = False
     conditions: tuple[str, ...] = ()
-    loops: tuple[ast.AST, ...] = field(default=(), repr=False)
+    loops: tuple[cst.CSTNode, ...] = field(default=(), repr=False)
     counter_gated: bool = False  # the step sits under a modulo test in its loop
     applied_by: ev.Event | None = None  # GC002: the step after which nothing reset the grads
 
@@ -46,7 +48,7 @@ class Issue:
 class Effects:
     """Event semantics; expects the attributes that ``flow.Interpreter.__init__`` sets."""
 
-    def _expressions(self, stmt: ast.stmt, state: State) -> State:
+    def _expressions(self, stmt: syntax.Statement, state: State) -> State:
         if ev.is_grad_zeroing(stmt):
             owners = self.index.optimizers_of_param(ev.grad_owner(stmt) or "")
             event = self._event(ev.ZERO, stmt, ev.ALL, partial=not owners)
@@ -56,19 +58,19 @@ class Effects:
             return self._map_all(state, lambda f: (FRESH, frozenset()))
         return self._calls_in(stmt, stmt, state)
 
-    def _calls_in(self, node: ast.AST, stmt: ast.stmt, state: State) -> State:
+    def _calls_in(self, node: cst.CSTNode, stmt: cst.CSTNode, state: State) -> State:
         calls = self.index.call_cache.get(id(node))
         if calls is None:
             # Only calls that can matter, in the order they finish (inner calls first).
-            calls = [n for n in _walk_executed(node) if isinstance(n, ast.Call)
+            calls = [n for n in _walk_executed(node) if isinstance(n, cst.Call)
                      and (self.contains_events(n) or _is_closure_step(n))]
-            calls.sort(key=lambda c: (c.end_lineno or 0, c.end_col_offset or 0))
+            calls.sort(key=lambda c: self.text.end(c))
             self.index.call_cache[id(node)] = calls
         for call in calls:
             state = self._call(call, stmt, state)
         return state
 
-    def _call(self, call: ast.Call, stmt: ast.stmt, state: State) -> State:
+    def _call(self, call: cst.Call, stmt: cst.CSTNode, state: State) -> State:
         if ev.is_backward_call(call):
             event = self._event(ev.BACKWARD, call, self.text.segment(call))
             return self._map_all(state, lambda f: on_backward(f, event))
@@ -88,7 +90,7 @@ class Effects:
             return self._inline(callee, call, state)
         return state
 
-    def _zero_call(self, call: ast.Call, receiver: str, state: State) -> State:
+    def _zero_call(self, call: cst.Call, receiver: str, state: State) -> State:
         keys = self._expand(receiver) if receiver != ev.ALL else (ev.ALL,)
         targets: list[str] = []
         gated = True
@@ -107,7 +109,7 @@ class Effects:
         apply = lambda s: self._apply_zero(event, tuple(targets), s)
         return self._gated(state, apply) if gated else apply(state)
 
-    def _param_zero(self, loop: ast.For, state: State) -> State:
+    def _param_zero(self, loop: cst.For, state: State) -> State:
         owner = ev.param_loop_owner(loop)
         owned = self.index.optimizers_of_model(owner) if owner else set()
         event = self._event(ev.ZERO, loop, owner or ev.ALL, partial=owner is None)
@@ -137,7 +139,7 @@ class Effects:
             state = self._map_key(state, key, fn)
         return state
 
-    def _apply_step(self, call: ast.Call, opt: str, state: State) -> State:
+    def _apply_step(self, call: cst.Call, opt: str, state: State) -> State:
         event = self._event(ev.STEP, call, opt)
         out: State = {}
         for assumptions, facts in state.items():
@@ -173,16 +175,16 @@ class Effects:
         for issue in issues:
             self.issues.setdefault((issue.code, issue.at.line, issue.at.col, opt), issue)
 
-    def _closure(self, closure: ast.AST, state: State) -> State:
-        if isinstance(closure, ast.Lambda):
+    def _closure(self, closure: cst.CSTNode, state: State) -> State:
+        if isinstance(closure, cst.Lambda):
             return self._calls_in(closure.body, closure, state)
-        if isinstance(closure, ast.Name):
-            fn = self._local_defs[-1].get(closure.id) or self.index.functions.get(closure.id)
+        if isinstance(closure, cst.Name):
+            fn = self._local_defs[-1].get(closure.value) or self.index.functions.get(closure.value)
             if fn is not None:
                 return self._inline(fn, None, state)
         return state
 
-    def _inline(self, fn: FunctionNode, call: ast.Call | None, state: State) -> State:
+    def _inline(self, fn: FunctionNode, call: cst.Call | None, state: State) -> State:
         if fn in self._frames or len(self._frames) >= MAX_INLINE_DEPTH:
             return state
         subst = dict(self._subst[-1]) if call is None else self._bind(fn, call)
@@ -192,7 +194,7 @@ class Effects:
         self._class.append(self.index.enclosing_class(fn) or self._class[-1])
         conditions, self._conditions = self._conditions, list(self._conditions)
         try:
-            flow = self._block(fn.body, state)
+            flow = self._block(syntax.body_of(fn), state)
         finally:
             self._frames.pop()
             self._subst.pop()
@@ -201,13 +203,13 @@ class Effects:
             self._conditions = conditions
         return join(flow.normal, flow.ret) or state
 
-    def _bind(self, fn: FunctionNode, call: ast.Call) -> dict[str, tuple[str, ...]]:
-        params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
-        if params and params[0] in ("self", "cls") and isinstance(call.func, ast.Attribute):
+    def _bind(self, fn: FunctionNode, call: cst.Call) -> dict[str, tuple[str, ...]]:
+        params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+        if params and params[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
             params = params[1:]
         bound: dict[str, tuple[str, ...]] = {}
-        pairs = list(zip(params, call.args))
-        pairs += [(kw.arg, kw.value) for kw in call.keywords if kw.arg]
+        pairs = list(zip(params, syntax.positional(call)))
+        pairs += [(name, value) for name, value in syntax.keywords(call) if name]
         for name, arg in pairs:
             key = self._key(arg)
             if key:
@@ -215,11 +217,11 @@ class Effects:
         return bound
 
     # ----- helpers ------------------------------------------------------------------------
-    def _event(self, kind: str, node: ast.AST, target: str, partial: bool = False) -> ev.Event:
+    def _event(self, kind: str, node: cst.CSTNode, target: str, partial: bool = False) -> ev.Event:
         line, col = self.text.start(node)
         return ev.Event(kind, node, line, col, self.text.segment(node), target, partial)
 
-    def _key(self, node: ast.AST) -> str | None:
+    def _key(self, node: cst.CSTNode) -> str | None:
         key = ev.dotted(node)
         return self._subst_key(key) if key else None
 
@@ -253,18 +255,15 @@ def _pos(event: ev.Event) -> tuple[int, int]:
     return event.line, event.col
 
 
-def _is_closure_step(call: ast.Call) -> bool:
-    return isinstance(call.func, ast.Attribute) and call.func.attr == "step"
+def _is_closure_step(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "step"
 
 
-def _walk_executed(node: ast.AST):
+def _walk_executed(node: cst.CSTNode):
     """Nodes evaluated when ``node`` runs: skips lambdas and nested definitions."""
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
-        for child in ast.iter_child_nodes(current):
-            if not isinstance(child, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef,
-                                      ast.ClassDef)):
-                stack.append(child)
+        stack.extend(c for c in syntax.children(current) if not isinstance(c, syntax.SCOPES))
 

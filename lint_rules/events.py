@@ -6,9 +6,12 @@ the rules prefer silence to guessing.
 """
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass, field
+
+import libcst as cst
+
+from lint_rules import syntax
 
 BACKWARD, STEP, ZERO = "backward", "step", "zero"
 ALL = "*"
@@ -26,24 +29,27 @@ _NOT_OPTIMIZER = re.compile(r"sched|scaler|engine|env|warmup|lr_|_lr|ema\b|ema_|
 _BACKWARD_CARRIERS = re.compile(r"accelerator|fabric|autograd|engine|deepspeed|amp$", re.IGNORECASE)
 
 
-def dotted(node: ast.AST) -> str | None:
+def dotted(node: cst.CSTNode) -> str | None:
     """Stable text for a receiver: ``a.b.c``, ``a.b()``, ``a[0]``; None when not nameable.
 
-    >>> import ast
-    >>> dotted(ast.parse("self.opt_g.step").body[0].value.value)
+    >>> dotted(cst.parse_expression("self.opt_g.step").value)
     'self.opt_g'
     """
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
         base = dotted(node.value)
-        return None if base is None else f"{base}.{node.attr}"
-    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        return None if base is None else f"{base}.{node.attr.value}"
+    if isinstance(node, cst.Call) and not node.args:
         base = dotted(node.func)
         return None if base is None else f"{base}()"
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-        base = dotted(node.value)
-        return None if base is None else f"{base}[{node.slice.value!r}]"
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+        element = node.slice[0]
+        index = element.slice
+        if isinstance(index, cst.Index) and index.star is None and not isinstance(element.comma, cst.Comma):
+            value = syntax.constant(index.value)
+            base = dotted(node.value) if syntax.has_value(value) else None
+            return None if base is None else f"{base}[{value!r}]"
     return None
 
 
@@ -79,149 +85,156 @@ class Event:
     """One gradient event at one call or statement."""
 
     kind: str
-    node: ast.AST = field(compare=False)  # the call (or statement) reported on
+    node: cst.CSTNode = field(compare=False)  # the call (or statement) reported on
     line: int
     col: int
     text: str = field(compare=False)  # how the code spells it, for messages
     target: str = ""  # optimizer key (STEP), receiver key (ZERO), loss text (BACKWARD)
     partial: bool = field(default=False, compare=False)  # a ZERO that may clear only some params
-    closure: ast.AST | None = field(default=None, compare=False)  # step(closure)
+    closure: cst.CSTNode | None = field(default=None, compare=False)  # step(closure)
 
 
-def backward_loss(call: ast.Call) -> ast.AST | None:
+def backward_loss(call: cst.Call) -> cst.CSTNode | None:
     """The expression a BACKWARD call backpropagates (``loss`` in ``accelerator.backward(loss)``)."""
     func = call.func
-    if isinstance(func, ast.Name):
-        return call.args[0] if call.args else None
-    if not isinstance(func, ast.Attribute):
+    args = syntax.positional(call)
+    if isinstance(func, cst.Name):
+        return args[0] if args else None
+    if not isinstance(func, cst.Attribute):
         return None
-    if func.attr == "manual_backward":
-        return call.args[0] if call.args else None
+    if func.attr.value == "manual_backward":
+        return args[0] if args else None
     carrier = dotted(func.value) or ""
-    if call.args and _BACKWARD_CARRIERS.search(last_name(carrier) or carrier):
-        return call.args[0]
+    if args and _BACKWARD_CARRIERS.search(last_name(carrier) or carrier):
+        return args[0]
     return func.value
 
 
-def is_backward_call(call: ast.Call) -> bool:
+def is_backward_call(call: cst.Call) -> bool:
     """``x.backward()``, ``scaler.scale(l).backward()``, ``accelerator.backward(l)`` and kin."""
     func = call.func
-    if isinstance(func, ast.Attribute):
-        return func.attr in ("backward", "manual_backward")
-    return isinstance(func, ast.Name) and func.id == "backward" and bool(call.args)
+    if isinstance(func, cst.Attribute):
+        return func.attr.value in ("backward", "manual_backward")
+    return isinstance(func, cst.Name) and func.value == "backward" and bool(syntax.positional(call))
 
 
-def is_grad_attr(node: ast.AST) -> bool:
+def is_grad_attr(node: cst.CSTNode) -> bool:
     """``p.grad`` or ``p.grad.data``."""
-    if isinstance(node, ast.Attribute) and node.attr == "data":
+    if isinstance(node, cst.Attribute) and node.attr.value == "data":
         node = node.value
-    return isinstance(node, ast.Attribute) and node.attr == "grad"
+    return isinstance(node, cst.Attribute) and node.attr.value == "grad"
 
 
-def is_grad_zeroing(stmt: ast.stmt) -> bool:
-    """``p.grad = None``, ``p.grad.zero_()``, ``p.grad.data.zero_()``, ``p.grad.fill_(0)``."""
-    if isinstance(stmt, ast.Assign):
-        return all(is_grad_attr(t) for t in stmt.targets) and _is_none(stmt.value)
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-        call = stmt.value
-        func = call.func
-        if isinstance(func, ast.Attribute) and is_grad_attr(func.value):
-            if func.attr == "zero_":
-                return True
-            if func.attr == "fill_" and call.args and _is_zero(call.args[0]):
-                return True
-    return False
-
-
-def grad_owner(stmt: ast.stmt) -> str | None:
-    """``W`` for ``W.grad = None`` / ``W.grad.zero_()`` / ``W.grad.data.zero_()``."""
-    node = stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.value.func.value
-    if isinstance(node, ast.Attribute) and node.attr == "data":
-        node = node.value
-    return dotted(node.value) if isinstance(node, ast.Attribute) else None
-
-
-def is_grad_write(stmt: ast.stmt) -> bool:
-    """``p.grad = g`` or ``p.grad.copy_(g)``: gradients replaced by hand (PCGrad, MAML, DDP)."""
-    if isinstance(stmt, ast.Assign):
-        return all(is_grad_attr(t) for t in stmt.targets) and not _is_none(stmt.value)
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-        func = stmt.value.func
-        return isinstance(func, ast.Attribute) and func.attr == "copy_" and is_grad_attr(func.value)
-    return False
-
-
-def param_loop_zeroes(loop: ast.For) -> bool:
-    """A ``for p in ...:`` whose body only zeroes ``p.grad`` (maybe under ``if p.grad is not None``)."""
-    body = list(loop.body)
-    if len(body) == 1 and isinstance(body[0], ast.If) and not body[0].orelse:
-        body = list(body[0].body)
-    return bool(body) and all(
-        is_grad_zeroing(s) or (isinstance(s, ast.Expr) and _is_detach_grad(s)) for s in body
-    ) and any(is_grad_zeroing(s) for s in body)
-
-
-def param_loop_owner(loop: ast.For) -> str | None:
-    """``model`` for ``for p in model.parameters():``; None for any other iterable."""
-    it = loop.iter
-    if (
-        isinstance(it, ast.Call)
-        and isinstance(it.func, ast.Attribute)
-        and it.func.attr == "parameters"
-        and isinstance(it.func.value, ast.Name)
-    ):
-        return it.func.value.id
+def _expr_call(stmt: cst.CSTNode) -> cst.Call | None:
+    """The call of an expression statement ``f(...)``."""
+    if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
+        return stmt.value
     return None
 
 
-def _is_detach_grad(stmt: ast.Expr) -> bool:
-    func = getattr(stmt.value, "func", None)
-    return isinstance(func, ast.Attribute) and func.attr in ("detach_", "requires_grad_") and (
+def is_grad_zeroing(stmt: cst.CSTNode) -> bool:
+    """``p.grad = None``, ``p.grad.zero_()``, ``p.grad.data.zero_()``, ``p.grad.fill_(0)``."""
+    if isinstance(stmt, cst.Assign):
+        return all(is_grad_attr(t.target) for t in stmt.targets) and _is_none(stmt.value)
+    call = _expr_call(stmt)
+    if call is not None:
+        func = call.func
+        if isinstance(func, cst.Attribute) and is_grad_attr(func.value):
+            if func.attr.value == "zero_":
+                return True
+            args = syntax.positional(call)
+            if func.attr.value == "fill_" and args and _is_zero(args[0]):
+                return True
+    return False
+
+
+def grad_owner(stmt: cst.CSTNode) -> str | None:
+    """``W`` for ``W.grad = None`` / ``W.grad.zero_()`` / ``W.grad.data.zero_()``."""
+    node = stmt.targets[0].target if isinstance(stmt, cst.Assign) else stmt.value.func.value
+    if isinstance(node, cst.Attribute) and node.attr.value == "data":
+        node = node.value
+    return dotted(node.value) if isinstance(node, cst.Attribute) else None
+
+
+def is_grad_write(stmt: cst.CSTNode) -> bool:
+    """``p.grad = g`` or ``p.grad.copy_(g)``: gradients replaced by hand (PCGrad, MAML, DDP)."""
+    if isinstance(stmt, cst.Assign):
+        return all(is_grad_attr(t.target) for t in stmt.targets) and not _is_none(stmt.value)
+    call = _expr_call(stmt)
+    if call is not None:
+        func = call.func
+        return isinstance(func, cst.Attribute) and func.attr.value == "copy_" and is_grad_attr(func.value)
+    return False
+
+
+def param_loop_zeroes(loop: cst.For) -> bool:
+    """A ``for p in ...:`` whose body only zeroes ``p.grad`` (maybe under ``if p.grad is not None``)."""
+    body = syntax.body_of(loop)
+    if len(body) == 1 and isinstance(body[0], cst.If) and body[0].orelse is None:
+        body = syntax.body_of(body[0])
+    return bool(body) and all(is_grad_zeroing(s) or _is_detach_grad(s) for s in body) and any(
+        is_grad_zeroing(s) for s in body
+    )
+
+
+def param_loop_owner(loop: cst.For) -> str | None:
+    """``model`` for ``for p in model.parameters():``; None for any other iterable."""
+    it = loop.iter
+    if (
+        isinstance(it, cst.Call)
+        and isinstance(it.func, cst.Attribute)
+        and it.func.attr.value == "parameters"
+        and isinstance(it.func.value, cst.Name)
+    ):
+        return it.func.value.value
+    return None
+
+
+def _is_detach_grad(stmt: cst.CSTNode) -> bool:
+    call = _expr_call(stmt)
+    func = call.func if call is not None else None
+    return isinstance(func, cst.Attribute) and func.attr.value in ("detach_", "requires_grad_") and (
         is_grad_attr(func.value)
     )
 
 
-def _is_none(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
+def _is_none(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
-def _is_zero(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and node.value in (0, 0.0) and node.value is not False
+def _is_zero(node: cst.CSTNode) -> bool:
+    value = syntax.constant(node)
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0
 
 
-def zero_call_receiver(call: ast.Call) -> str | None:
+def zero_call_receiver(call: cst.Call) -> str | None:
     """Receiver key of ``x.zero_grad()`` / ``x.clear_grad()`` / ``clear_grad(x)``; None if not one."""
     func = call.func
-    if isinstance(func, ast.Attribute) and func.attr in ("zero_grad", "clear_grad", "clear_gradients"):
+    if isinstance(func, cst.Attribute) and func.attr.value in ("zero_grad", "clear_grad", "clear_gradients"):
         return dotted(func.value) or ALL
-    if isinstance(func, ast.Name) and func.id in ("zero_grad", "clear_grad"):
-        return (dotted(call.args[0]) if call.args else None) or ALL
+    if isinstance(func, cst.Name) and func.value in ("zero_grad", "clear_grad"):
+        args = syntax.positional(call)
+        return (dotted(args[0]) if args else None) or ALL
     return None
 
 
-def step_target(call: ast.Call, is_optimizer) -> tuple[str, ast.AST | None] | None:
+def step_target(call: cst.Call, is_optimizer) -> tuple[str, cst.CSTNode | None] | None:
     """(optimizer key, closure) for ``opt.step(...)``, ``scaler.step(opt)``, ``xm.optimizer_step(opt)``."""
     func = call.func
-    if not isinstance(func, ast.Attribute):
+    if not isinstance(func, cst.Attribute):
         return None
-    if func.attr == "optimizer_step" and call.args:
-        key = dotted(call.args[0])
+    args = syntax.positional(call)
+    if func.attr.value == "optimizer_step" and args:
+        key = dotted(args[0])
         return (key, None) if key and is_optimizer(key) else None
-    if func.attr != "step":
+    if func.attr.value != "step":
         return None
     receiver = dotted(func.value)
     if receiver and is_optimizer(receiver):
-        closure = call.args[0] if call.args else _keyword(call, "closure")
+        closure = args[0] if args else syntax.keyword(call, "closure")
         return receiver, closure
-    if call.args:
-        key = dotted(call.args[0])
+    if args:
+        key = dotted(args[0])
         if key and is_optimizer(key):
             return key, None
-    return None
-
-
-def _keyword(call: ast.Call, name: str) -> ast.AST | None:
-    for kw in call.keywords:
-        if kw.arg == name:
-            return kw.value
     return None

@@ -6,29 +6,32 @@ use the file's, and indentation is copied from the anchor line, so tabs stay tab
 """
 from __future__ import annotations
 
-import ast
 import re
+from typing import TYPE_CHECKING
 
 from lint_rules.finding import Edit
-from lint_rules.source import SourceText
+
+if TYPE_CHECKING:  # imported by the rule modules, which load without libcst
+    from lint_rules.source import SourceText
+    from lint_rules.syntax import Statement
 
 _TAIL_OK = re.compile(r"\s*(#.*)?")
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
-def owns_lines(stmt: ast.stmt, text: SourceText) -> bool:
+def owns_lines(stmt: Statement, text: SourceText) -> bool:
     """True when ``stmt`` starts its first line and nothing but a comment follows it."""
-    first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
-    start_col = text.char_column(first, stmt.col_offset)
-    if text.line_text(first)[:start_col].strip():
+    where = text.range(stmt)
+    if text.line_text(where.start.line)[: where.start.column].strip():
         return False
-    tail = text.line_text(last)[text.char_column(last, stmt.end_col_offset or 0):]
+    tail = text.line_text(where.end.line)[where.end.column:]
     return _TAIL_OK.fullmatch(tail) is not None
 
 
-def _block_text(stmt: ast.stmt, text: SourceText, indent: str) -> str:
-    start, end = text.line_span(stmt.lineno, stmt.end_lineno or stmt.lineno)
-    old = text.indent_of(stmt.lineno)
+def _block_text(stmt: Statement, text: SourceText, indent: str) -> str:
+    first = text.first_line(stmt)
+    start, end = text.line_span(first, text.last_line(stmt))
+    old = text.indent_of(first)
     # NOTE: str.splitlines() also splits on \f, \v and U+2028; Python source lines do not.
     lines = _LINES.findall(text.source[start:end])
     moved = [indent + line[len(old):] if line.startswith(old) else line for line in lines]
@@ -36,49 +39,49 @@ def _block_text(stmt: ast.stmt, text: SourceText, indent: str) -> str:
     return out if out.endswith(("\n", "\r")) else out + text.newline
 
 
-def _removal(stmt: ast.stmt, text: SourceText, sole: bool) -> Edit:
-    start, end = text.line_span(stmt.lineno, stmt.end_lineno or stmt.lineno)
+def _removal(stmt: Statement, text: SourceText, sole: bool) -> Edit:
+    start, end = text.line_span(text.first_line(stmt), text.last_line(stmt))
     if sole:  # an emptied block needs a body
         ending = text.source[start:end][len(text.source[start:end].rstrip("\r\n")):]
-        return Edit(start, end, f"{text.indent_of(stmt.lineno)}pass{ending}")
+        return Edit(start, end, f"{text.indent_of(text.first_line(stmt))}pass{ending}")
     return Edit(start, end, "")
 
 
-def _insertion_point(anchor: ast.stmt, text: SourceText) -> tuple[int, str]:
-    start, end = text.line_span(anchor.lineno, anchor.end_lineno or anchor.lineno)
+def _insertion_point(anchor: Statement, text: SourceText) -> tuple[int, str]:
+    start, end = text.line_span(text.first_line(anchor), text.last_line(anchor))
     chunk = text.source[start:end]
     prefix = "" if chunk.endswith(("\n", "\r")) else text.newline
     return end, prefix
 
 
-def insert_after(anchor: ast.stmt, line: str, text: SourceText) -> tuple[Edit, ...] | None:
+def insert_after(anchor: Statement, line: str, text: SourceText) -> tuple[Edit, ...] | None:
     """Insert ``line`` as a new statement right after ``anchor``, at its indentation."""
     if not owns_lines(anchor, text):
         return None
     at, prefix = _insertion_point(anchor, text)
-    return (Edit(at, at, f"{prefix}{text.indent_of(anchor.lineno)}{line}{text.newline}"),)
+    return (Edit(at, at, f"{prefix}{text.indent_of(text.first_line(anchor))}{line}{text.newline}"),)
 
 
 def move_after(
-    stmt: ast.stmt, anchor: ast.stmt, text: SourceText, *, sole: bool, replacement: str | None = None
+    stmt: Statement, anchor: Statement, text: SourceText, *, sole: bool, replacement: str | None = None
 ) -> tuple[Edit, ...] | None:
     """Move ``stmt`` to just after ``anchor`` (optionally rewritten as ``replacement``)."""
-    if not (owns_lines(stmt, text) and owns_lines(anchor, text)) or _overlaps(stmt, anchor):
+    if not (owns_lines(stmt, text) and owns_lines(anchor, text)) or _overlaps(stmt, anchor, text):
         return None
     at, prefix = _insertion_point(anchor, text)
-    indent = text.indent_of(anchor.lineno)
+    indent = text.indent_of(text.first_line(anchor))
     body = f"{indent}{replacement}{text.newline}" if replacement else _block_text(stmt, text, indent)
     return (_removal(stmt, text, sole), Edit(at, at, prefix + body))
 
 
-def move_before(stmt: ast.stmt, anchor: ast.stmt, text: SourceText, *, sole: bool) -> tuple[Edit, ...] | None:
+def move_before(stmt: Statement, anchor: Statement, text: SourceText, *, sole: bool) -> tuple[Edit, ...] | None:
     """Move ``stmt`` to just before ``anchor``, at ``anchor``'s indentation."""
-    if not (owns_lines(stmt, text) and owns_lines(anchor, text)) or _overlaps(stmt, anchor):
+    if not (owns_lines(stmt, text) and owns_lines(anchor, text)) or _overlaps(stmt, anchor, text):
         return None
-    at = text.line_starts[anchor.lineno - 1]
-    return (_removal(stmt, text, sole), Edit(at, at, _block_text(stmt, text, text.indent_of(anchor.lineno))))
+    first = text.first_line(anchor)
+    at = text.line_starts[first - 1]
+    return (_removal(stmt, text, sole), Edit(at, at, _block_text(stmt, text, text.indent_of(first))))
 
 
-def _overlaps(a: ast.stmt, b: ast.stmt) -> bool:
-    a_end, b_end = a.end_lineno or a.lineno, b.end_lineno or b.lineno
-    return not (a_end < b.lineno or b_end < a.lineno)
+def _overlaps(a: Statement, b: Statement, text: SourceText) -> bool:
+    return not (text.last_line(a) < text.first_line(b) or text.last_line(b) < text.first_line(a))

@@ -8,10 +8,13 @@ sync flag, as accelerate does; calls to functions of the same file are walked in
 """
 from __future__ import annotations
 
-import ast
+import re
 from dataclasses import dataclass
 
+import libcst as cst
+
 from lint_rules import events as ev
+from lint_rules import syntax
 from lint_rules.effects import Effects, Issue
 from lint_rules.source import SourceText
 from lint_rules.states import (
@@ -52,7 +55,7 @@ class Interpreter(Effects):
         self.issues: dict[tuple, Issue] = {}
         self.zeroed_in_loop: dict[int, set[str]] = {}
         self.counter_zeroed_in_loop: dict[int, set[str]] = {}  # resets under `if i % k == 0`
-        self._loops: list[ast.AST] = []
+        self._loops: list[cst.CSTNode] = []
         # enclosing if-tests: (text, loop depth, whether it is a modulo/counter test)
         self._conditions: list[tuple[str, int, bool]] = []
         self._gates: list[str] = []
@@ -67,7 +70,7 @@ class Interpreter(Effects):
 
     # ----- entry points -------------------------------------------------------------------
     def run(
-        self, body: list[ast.stmt], class_name: str | None, repeat: ast.AST | None,
+        self, body: list[syntax.Statement], class_name: str | None, repeat: cst.CSTNode | None,
         function: FunctionNode | None = None,
     ) -> None:
         """Interpret ``body``; ``repeat`` wraps it in an implicit loop (Lightning hooks)."""
@@ -82,7 +85,7 @@ class Interpreter(Effects):
             self.issues.clear()
 
     # ----- statements ---------------------------------------------------------------------
-    def _block(self, stmts: list[ast.stmt], state: State | None, trace: list | None = None) -> Flow:
+    def _block(self, stmts: list[syntax.Statement], state: State | None, trace: list | None = None) -> Flow:
         flow = Flow(normal=state)
         for stmt in stmts:
             if flow.normal is None:
@@ -96,68 +99,67 @@ class Interpreter(Effects):
                 trace.append(out.normal)
         return flow
 
-    def _stmt(self, stmt: ast.stmt, state: State) -> Flow:
+    def _stmt(self, stmt: syntax.Statement, state: State) -> Flow:
         self._budget -= 1
         if self._budget < 0:
             raise _OutOfBudget
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            self._local_defs[-1][stmt.name] = stmt
+        if isinstance(stmt, cst.FunctionDef):
+            self._local_defs[-1][stmt.name.value] = stmt
             return Flow(normal=state)
-        if isinstance(stmt, ast.ClassDef):
+        if isinstance(stmt, cst.ClassDef):
             return Flow(normal=state)
         if not self.contains_events(stmt) and not _jumps(stmt):
             return Flow(normal=self._assigned(stmt, state))
-        if isinstance(stmt, ast.If):
+        if isinstance(stmt, cst.If):
             return self._if(stmt, state)
-        if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        if isinstance(stmt, cst.For):
             if ev.param_loop_zeroes(stmt):
                 return Flow(normal=self._param_zero(stmt, state))
-            return self._loop(stmt, stmt.body, state, infinite=False)
-        if isinstance(stmt, ast.While):
-            infinite = isinstance(stmt.test, ast.Constant) and bool(stmt.test.value)
-            return self._loop(stmt, stmt.body, state, infinite=infinite)
-        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            return self._loop(stmt, syntax.body_of(stmt), state, infinite=False)
+        if isinstance(stmt, cst.While):
+            value = syntax.constant(stmt.test)
+            infinite = syntax.has_value(value) and bool(value)
+            return self._loop(stmt, syntax.body_of(stmt), state, infinite=infinite)
+        if isinstance(stmt, cst.With):
             return self._with(stmt, state)
-        if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+        if isinstance(stmt, (cst.Try, cst.TryStar)):
             return self._try(stmt, state)
-        if type(stmt).__name__ == "Match":
+        if isinstance(stmt, cst.Match):
             return self._match(stmt, state)
         state = self._expressions(stmt, state)
-        if isinstance(stmt, ast.Return):
+        if isinstance(stmt, cst.Return):
             return Flow(ret=state)
-        if isinstance(stmt, ast.Raise):
+        if isinstance(stmt, cst.Raise):
             return Flow()
-        if isinstance(stmt, ast.Break):
+        if isinstance(stmt, cst.Break):
             return Flow(brk=state)
-        if isinstance(stmt, ast.Continue):
+        if isinstance(stmt, cst.Continue):
             return Flow(cont=self._skipped(state))
         return Flow(normal=self._assigned(stmt, state))
 
-    def _if(self, stmt: ast.If, state: State) -> Flow:
+    def _if(self, stmt: cst.If, state: State) -> Flow:
         state = self._calls_in(stmt.test, stmt, state)
         test, value = stmt.test, True
-        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            test, value = test.operand, not value
-        key = ast.dump(test)
-        trackable = all(
-            isinstance(n, (ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BoolOp,
-                           ast.BinOp, ast.UnaryOp, ast.Load, ast.operator, ast.cmpop,
-                           ast.boolop, ast.unaryop))
-            for n in ast.walk(test)
-        )
-        if not trackable or any(isinstance(n, ast.Mod) for n in ast.walk(test)):
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, value = test.expression, not value
+        key = self._test_key(test)
+        modulo = any(_is_modulo(n) for n in syntax.walk(stmt.test))
+        if modulo or not all(isinstance(n, _TRACKABLE) for n in syntax.walk(test)):
             self._unstable.add(key)  # a counter test (`i % k == 0`) differs every iteration
         yes, no = self._split(state, key, value)
         test_text = " ".join(self.text.segment(stmt.test).split())
-        modulo = any(isinstance(n, ast.Mod) for n in ast.walk(stmt.test))
         self._conditions.append((test_text, len(self._loops), modulo))
-        then = self._block(stmt.body, yes) if yes else Flow()
+        then = self._block(syntax.body_of(stmt), yes) if yes else Flow()
         self._conditions[-1] = (f"not ({test_text})", len(self._loops), modulo)
-        other = self._block(stmt.orelse, no) if no else Flow()
+        other = self._block(syntax.orelse_of(stmt), no) if no else Flow()
         self._conditions.pop()
         return _join_flows(then, other)
 
-    def _split(self, state: State, key: str, value: bool) -> tuple[State | None, State | None]:
+    def _test_key(self, test: cst.CSTNode) -> TestKey:
+        # Two tests are the same assumption when they read the same, whatever the spacing.
+        return "".join(self.text.segment(test).split()), frozenset(syntax.names_in(test))
+
+    def _split(self, state: State, key: TestKey, value: bool) -> tuple[State | None, State | None]:
         yes: State = {}
         no: State = {}
         for assumptions, facts in state.items():
@@ -172,7 +174,7 @@ class Interpreter(Effects):
             yes, no = forget(yes, lambda a: True), forget(no, lambda a: True)
         return (yes or None), (no or None)
 
-    def _loop(self, node: ast.AST, body: list[ast.stmt], state: State, infinite: bool) -> Flow:
+    def _loop(self, node: cst.CSTNode, body: list[syntax.Statement], state: State, infinite: bool) -> Flow:
         if self._loops and not any(self.contains_events(s) for s in body):
             return Flow(normal=state)
         assigned = self._loop_assigned.get(id(node))
@@ -182,7 +184,7 @@ class Interpreter(Effects):
 
         def varies(assumption) -> bool:
             test = assumption[0]
-            return test in unstable or any(f"id='{name}'" in test for name in assigned)
+            return test in unstable or not assigned.isdisjoint(test[1])
 
         self._loops.append(node)
         self.zeroed_in_loop.setdefault(id(node), set())
@@ -196,7 +198,7 @@ class Interpreter(Effects):
                 flow = self._block(body, head)
                 brk, ret = join(brk, flow.brk), join(ret, flow.ret)
                 back = join(flow.normal, flow.cont)
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if isinstance(node, cst.FunctionDef):
                     back = join(back, flow.ret)  # the next call starts where this one returned
                 done = join(done, back)
                 new_head = join(head, forget(back, varies) if back else None)
@@ -210,80 +212,85 @@ class Interpreter(Effects):
         # NOTE: a loop is assumed to run at least once; the zero-iteration path of
         # `for opt in optimizers:` would otherwise invent findings on correct code.
         exit_state = brk if infinite else join(done, brk)
-        orelse = getattr(node, "orelse", None)
+        orelse = syntax.orelse_of(node)
         if orelse and not infinite and done is not None:
             tail = self._block(orelse, done)
             return Flow(normal=join(tail.normal, brk), ret=join(ret, tail.ret))
         return Flow(normal=exit_state, ret=ret)
 
-    def _loop_aliases(self, node: ast.AST) -> dict[str, tuple[str, ...]]:
+    def _loop_aliases(self, node: cst.CSTNode) -> dict[str, tuple[str, ...]]:
         # `for opt in optimizers:` / `for opt in [opt_g, opt_d]:` -> opt names those optimizers.
-        if not isinstance(node, (ast.For, ast.AsyncFor)) or not isinstance(node.target, ast.Name):
+        if not isinstance(node, cst.For) or not isinstance(node.target, cst.Name):
             return {}
         it = node.iter
-        if isinstance(it, (ast.List, ast.Tuple)):
-            keys = tuple(self._key(e) or "" for e in it.elts)
+        name = node.target.value
+        if isinstance(it, (cst.List, cst.Tuple)):
+            keys = tuple(self._key(e) or "" for e in syntax.elements(it))
             if keys and all(k and self.index.is_optimizer(k) for k in keys):
-                return {node.target.id: keys}
+                return {name: keys}
             return {}
         key = dotted(it)
         if key and ev.is_group_name(key):
-            return {node.target.id: (key,)}
+            return {name: (key,)}
         return {}
 
-    def _with(self, stmt: ast.With, state: State) -> Flow:
+    def _with(self, stmt: cst.With, state: State) -> Flow:
         gate = None
         for item in stmt.items:
-            state = self._calls_in(item.context_expr, stmt, state)
-            expr = item.context_expr
+            expr = item.item
+            state = self._calls_in(expr, stmt, state)
             if (
-                isinstance(expr, ast.Call)
-                and isinstance(expr.func, ast.Attribute)
-                and expr.func.attr == "accumulate"
+                isinstance(expr, cst.Call)
+                and isinstance(expr.func, cst.Attribute)
+                and expr.func.attr.value == "accumulate"
             ):
                 owner = dotted(expr.func.value) or "accelerator"
-                gate = ast.dump(ast.parse(f"{owner}.sync_gradients", mode="eval").body)
+                # The same assumption as a test `if accelerator.sync_gradients:` in the code.
+                gate = (f"{owner}.sync_gradients", frozenset(re.findall(r"^[A-Za-z_]\w*", owner)))
                 self._unstable.add(gate)
         if gate:
             self._gates.append(gate)
         try:
-            return self._block(stmt.body, state)
+            return self._block(syntax.body_of(stmt), state)
         finally:
             if gate:
                 self._gates.pop()
 
-    def _try(self, stmt: ast.Try, state: State) -> Flow:
+    def _try(self, stmt: cst.Try | cst.TryStar, state: State) -> Flow:
         trace: list[State] = [state]
-        body = self._block(stmt.body, state, trace)
+        statements = syntax.body_of(stmt)
+        body = self._block(statements, state, trace)
         handler_in: State | None = None
         # An exception interrupts some statement, so a handler starts from the state before it.
-        for before in trace[: len(stmt.body)]:
+        for before in trace[: len(statements)]:
             handler_in = join(handler_in, before)
         flows = []
         self._handlers += 1
         try:
             for handler in stmt.handlers:
-                flows.append(self._block(handler.body, handler_in))
+                flows.append(self._block(syntax.body_of(handler), handler_in))
         finally:
             self._handlers -= 1
-        main = self._block(stmt.orelse, body.normal) if stmt.orelse else Flow(normal=body.normal)
+        orelse = syntax.orelse_of(stmt)
+        main = self._block(orelse, body.normal) if orelse else Flow(normal=body.normal)
         main.brk, main.cont, main.ret = (
             join(main.brk, body.brk), join(main.cont, body.cont), join(main.ret, body.ret)
         )
         result = main
         for flow in flows:
             result = _join_flows(result, flow)
-        if stmt.finalbody and result.normal is not None:
-            tail = self._block(stmt.finalbody, result.normal)
+        finalbody = syntax.body_of(stmt.finalbody) if stmt.finalbody is not None else []
+        if finalbody and result.normal is not None:
+            tail = self._block(finalbody, result.normal)
             result.normal = tail.normal
             result.ret = join(result.ret, tail.ret)
         return result
 
-    def _match(self, stmt: ast.AST, state: State) -> Flow:
+    def _match(self, stmt: cst.Match, state: State) -> Flow:
         state = self._calls_in(stmt.subject, stmt, state)
         result = Flow(normal=state)
         for case in stmt.cases:
-            result = _join_flows(result, self._block(case.body, state))
+            result = _join_flows(result, self._block(syntax.body_of(case), state))
         return result
 
     def _inner_conditions(self) -> list[bool]:
@@ -299,43 +306,55 @@ class Interpreter(Effects):
             return state
         return self._map_all(state, dropped)
 
-    def _assigned(self, stmt: ast.stmt, state: State) -> State:
-        if not isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+    def _assigned(self, stmt: syntax.Statement, state: State) -> State:
+        if not isinstance(stmt, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
             return state
         for key in self.index.constructions.get(id(stmt), ()):
             # A newly built optimizer starts a new story (usually over new parameters too).
             state = self._map_key(state, self._subst_key(key), lambda f: (CLEAN,))
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        names = {n for t in syntax.assignment_targets(stmt) for n in syntax.names_in(t)}
         if not names or not any(len(a) for a in state):
             return state
-        return forget(state, lambda a: any(f"id='{n}'" in a[0] for n in names))
+        return forget(state, lambda a: not names.isdisjoint(a[0][1]))
 
-    def contains_events(self, node: ast.AST) -> bool:
+    def contains_events(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` holds any call or statement that could be a gradient event."""
         return self.index.contains_events(node)
 
 
 dotted = ev.dotted
-_JUMPS = (ast.Break, ast.Continue, ast.Return, ast.Raise)
+TestKey = tuple  # (the test's text without whitespace, the names it reads)
+_JUMPS = (cst.Break, cst.Continue, cst.Return, cst.Raise)
+# Tests made of names, attributes, literals and operators keep their value within one pass
+# of a loop unless one of their names is assigned; any call or subscript might not.
+_TRACKABLE = (
+    cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
+    cst.ConcatenatedString, cst.Ellipsis, cst.Comparison, cst.ComparisonTarget,
+    cst.BooleanOperation, cst.BinaryOperation, cst.UnaryOperation,
+)
 
 
-def _jumps(stmt: ast.stmt) -> bool:
+def _is_modulo(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo)
+
+
+def _jumps(stmt: syntax.Statement) -> bool:
     """Whether ``stmt`` may leave its block early (break, continue, return, raise)."""
     return isinstance(stmt, _JUMPS) or (
-        hasattr(stmt, "body") and any(isinstance(n, _JUMPS) for n in ast.walk(stmt))
+        isinstance(stmt, cst.BaseCompoundStatement)
+        and any(isinstance(n, _JUMPS) for n in syntax.walk(stmt))
     )
 
 
-def _assigned_names(node: ast.AST) -> set[str]:
+def _assigned_names(node: cst.CSTNode) -> set[str]:
     names = set()
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    if isinstance(node, cst.FunctionDef):
         # Arguments change from call to call, except the object the method belongs to.
-        names.update(a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg))
+        names.update(syntax.parameter_names(node.params))
         names -= {"self", "cls"}
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            names.add(n.id)
+    for n in syntax.walk(node):
+        for target in syntax.assignment_targets(n):
+            names.update(syntax.stored_names(target))
     return names
 
 

@@ -13,6 +13,10 @@ Two stages:
    own code) and one unit must combine backward and step (or sum its backpropagated loss),
    directly or through calls to functions of the same file, as the rules' summaries do.
    Comments and doctest lines do not count.
+
+Expressions are followed across lines where Python continues them (open brackets, a
+trailing backslash): ``total = total + (`` on one line and ``loss)`` on the next is a sum of
+``loss``, and ``accelerator.backward(`` / ``loss)`` backpropagates it.
 """
 from __future__ import annotations
 
@@ -59,24 +63,73 @@ def _step_calls(source: str) -> list[re.Match[str]]:
     return calls
 
 
+_MAX_SPAN = 4000  # characters a bracketed expression is followed for; longer ones are cut
+
+
+def _depth(text: str) -> int:
+    """Open minus closed brackets in ``text`` (strings are not skipped: that only widens)."""
+    return sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")
+
+
+def _argument_text(source: str, start: int) -> str:
+    """The text from ``start`` (just after an opening bracket) to its closing bracket."""
+    depth, position = 1, start
+    end = min(len(source), start + _MAX_SPAN)
+    while position < end:
+        char = source[position]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                break
+        position += 1
+    return source[start:position]
+
+
+def _receiver_text(source: str, line_start: int, call_start: int) -> str:
+    """The text of the expression a call hangs off, reaching back over earlier lines while
+    its brackets are unbalanced (``(\n    loss * w\n).backward()``)."""
+    start = line_start
+    while _depth(source[start:call_start]) < 0 and start > 0 and call_start - start < _MAX_SPAN:
+        start = source.rfind("\n", 0, start - 1) + 1
+    return source[start:call_start]
+
+
 def _loss_names(source: str, calls: list[re.Match[str]]) -> set[str]:
     """Names in the backpropagated expressions: ``loss`` in ``loss.backward()``,
-    ``scaler.scale(loss).backward()`` or ``accelerator.backward(loss)``."""
+    ``scaler.scale(loss).backward()`` or ``accelerator.backward(loss)``, also when the
+    expression spans several lines."""
     names: set[str] = set()
     for match in calls:
         line_start = source.rfind("\n", 0, match.start()) + 1
-        line_end = source.find("\n", match.end())
-        before = source[line_start : match.start()]
+        before = _receiver_text(source, line_start, match.start())
         # only the expression the call hangs off, not an assignment target before it
         receiver = re.split(r"[=:;,]|\b(?:return|await|if|else|and|or|not)\b", before)[-1]
-        arguments = source[match.end() : line_end if line_end != -1 else len(source)]
         names.update(_WORD.findall(receiver))
-        names.update(_WORD.findall(arguments.split(")", 1)[0]))
+        names.update(_WORD.findall(_argument_text(source, match.end())))
     return names - _CARRIERS
 
 
+def _logical_line_end(text: str, line_start: int, line_end: int) -> int:
+    """The end of the statement that starts on the line ``[line_start, line_end)``: later
+    lines are taken while brackets are open or a line ends with a backslash."""
+    depth = 0
+    while True:
+        code = text[line_start:line_end].split("#", 1)[0]
+        depth += _depth(code)
+        continued = code.rstrip().endswith("\\")
+        if (depth <= 0 and not continued) or line_end >= len(text):
+            return line_end
+        if line_end - line_start > _MAX_SPAN:
+            return line_end
+        next_end = text.find("\n", line_end + 1)
+        line_start, line_end = line_end + 1, len(text) if next_end == -1 else next_end
+
+
 def _sums_a_name(text: str, names: set[str]) -> bool:
-    """Whether a code line of ``text`` adds (``+``) and mentions one of ``names``."""
+    """Whether a statement of ``text`` adds (``+``) and mentions one of ``names`` on the line
+    of the ``+`` or on the continuation lines after it."""
     if not names:
         return False
     position = text.find("+")
@@ -85,8 +138,15 @@ def _sums_a_name(text: str, names: set[str]) -> bool:
         line_end = text.find("\n", position)
         line_end = len(text) if line_end == -1 else line_end
         code = text[line_start:line_end].split("#", 1)[0]
-        if "+" in code and not names.isdisjoint(_WORD.findall(code)):
-            return True
+        if "+" in code:
+            if not names.isdisjoint(_WORD.findall(code)):
+                return True
+            statement_end = _logical_line_end(text, line_start, line_end)
+            if statement_end > line_end:
+                rest = text[line_end:statement_end]
+                words = _WORD.findall("\n".join(ln.split("#", 1)[0] for ln in rest.split("\n")))
+                if not names.isdisjoint(words):
+                    return True
         position = text.find("+", line_end)
     return False
 

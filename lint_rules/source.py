@@ -1,26 +1,33 @@
-"""The checked text: maps `ast` positions to 1-based columns and exact character offsets.
+"""The checked text and where each libcst node lies in it.
 
-`ast` reports columns as UTF-8 *byte* offsets; findings use character columns and fixes
-use offsets into the ``str`` itself, so every conversion goes through this one class.
+libcst positions count lines from 1 and columns from 0 in characters (code points), which is
+what ``str`` offsets count too, so a column needs no re-encoding; findings add one to make
+columns 1-based. Positions are resolved lazily: a module with no gradient event never pays
+for them.
 """
 from __future__ import annotations
 
-import ast
 import re
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 class SourceText:
-    """Line table for one source string.
+    """Line table and node positions for one parsed source string.
 
-    >>> text = SourceText("x = 1\\r\\ny = 2\\r\\n")
+    >>> import libcst
+    >>> text = SourceText("x = 1\\r\\ny = 2\\r\\n", libcst.parse_module("x = 1\\r\\ny = 2\\r\\n"))
     >>> text.offset(2, 0), text.newline
     (7, '\\r\\n')
     """
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, module: cst.Module) -> None:
         self.source = source
+        self.module = module
+        self._ranges: object | None = None
         self.line_starts = [0]
         for match in _LINE_END.finditer(source):
             self.line_starts.append(match.end())
@@ -28,38 +35,50 @@ class SourceText:
         # Reuse the file's own line ending for inserted lines (CRLF stays CRLF).
         self.newline = first.group(0) if first else "\n"
 
+    def range(self, node: cst.CSTNode) -> CodeRange:
+        """Where ``node`` starts and ends (without its own parentheses, as Python's parser)."""
+        if self._ranges is None:
+            # The tree is never modified, so the defensive deep copy is skipped.
+            self._ranges = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return self._ranges[node]
+
     def line_text(self, line: int) -> str:
         """Line ``line`` (1-based) without its line ending."""
         start = self.line_starts[line - 1]
         end = self.line_starts[line] if line < len(self.line_starts) else len(self.source)
         return _LINE_END.sub("", self.source[start:end])
 
-    def char_column(self, line: int, byte_col: int) -> int:
-        """0-based character column of an `ast` byte column on ``line``."""
-        text = self.line_text(line)
-        if text.isascii():
-            return byte_col
-        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+    def offset(self, line: int, column: int) -> int:
+        """Offset into the source string of a (1-based line, 0-based character column)."""
+        return self.line_starts[line - 1] + column
 
-    def offset(self, line: int, byte_col: int) -> int:
-        """Offset into the source string of an `ast` (line, byte column)."""
-        return self.line_starts[line - 1] + self.char_column(line, byte_col)
+    def first_line(self, node: cst.CSTNode) -> int:
+        return self.range(node).start.line
 
-    def start(self, node: ast.AST) -> tuple[int, int]:
+    def last_line(self, node: cst.CSTNode) -> int:
+        return self.range(node).end.line
+
+    def start(self, node: cst.CSTNode) -> tuple[int, int]:
         """1-based (line, column) where ``node`` starts."""
-        return node.lineno, self.char_column(node.lineno, node.col_offset) + 1
+        start = self.range(node).start
+        return start.line, start.column + 1
 
-    def end(self, node: ast.AST) -> tuple[int, int]:
+    def end(self, node: cst.CSTNode) -> tuple[int, int]:
         """1-based (line, column) just past the end of ``node``."""
-        line = node.end_lineno or node.lineno
-        col = node.end_col_offset if node.end_col_offset is not None else node.col_offset
-        return line, self.char_column(line, col) + 1
+        end = self.range(node).end
+        return end.line, end.column + 1
 
-    def segment(self, node: ast.AST) -> str:
-        """The exact text of ``node``."""
-        start = self.offset(node.lineno, node.col_offset)
-        end = self.offset(node.end_lineno or node.lineno, node.end_col_offset or 0)
-        return self.source[start:end]
+    def start_offset(self, node: cst.CSTNode) -> int:
+        start = self.range(node).start
+        return self.offset(start.line, start.column)
+
+    def end_offset(self, node: cst.CSTNode) -> int:
+        end = self.range(node).end
+        return self.offset(end.line, end.column)
+
+    def segment(self, node: cst.CSTNode) -> str:
+        """The exact text of ``node``; like Python's ``ast``, without its own parentheses."""
+        return self.source[self.start_offset(node):self.end_offset(node)]
 
     def indent_of(self, line: int) -> str:
         """Leading whitespace of ``line`` (tabs stay tabs)."""

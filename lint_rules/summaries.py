@@ -7,8 +7,9 @@ seen exactly as if they were written inline.
 """
 from __future__ import annotations
 
-import ast
+import libcst as cst
 
+from lint_rules import syntax
 from lint_rules.events import (
     _NOT_OPTIMIZER,
     EVENT_CALL_NAMES,
@@ -21,7 +22,7 @@ from lint_rules.events import (
     looks_like_optimizer,
 )
 
-FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+FunctionNode = syntax.FunctionNode
 _OPT_FACTORY_WORDS = ("optimizer", "optimiser")
 # Methods that torch / Lightning objects already have; a same-named method in this file is
 # not evidence that the receiver is an instance of the file's class.
@@ -33,13 +34,12 @@ _FRAMEWORK_METHODS = frozenset(
 class ModuleIndex:
     """Functions, methods, optimizer names and their models, for one parsed module.
 
-    >>> import ast
-    >>> index = ModuleIndex(ast.parse("opt = torch.optim.SGD(net.parameters(), lr=0.1)"))
+    >>> index = ModuleIndex(cst.parse_module("opt = torch.optim.SGD(net.parameters(), lr=0.1)"))
     >>> sorted(index.optimizers), index.models_of("opt")
     (['opt'], {'net'})
     """
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: cst.Module) -> None:
         self.tree = tree
         self.functions: dict[str, FunctionNode] = {}
         self.methods: dict[str, list[tuple[str, FunctionNode]]] = {}
@@ -47,59 +47,63 @@ class ModuleIndex:
         self._models: dict[str, set[str]] = {}
         self._params: dict[str, set[str]] = {}  # tensors listed explicitly: SGD([W, b])
         self._aliases: dict[str, set[str]] = {}  # self.model = model, net = DDP(model)
-        self.parents: dict[int, ast.AST] = {}
+        self.parents: dict[int, cst.CSTNode] = {}
         self.constructions: dict[int, list[str]] = {}  # assignment -> optimizers it builds
-        self.call_cache: dict[int, list[ast.Call]] = {}  # statement -> its relevant calls
+        self.call_cache: dict[int, list[cst.Call]] = {}  # statement -> its relevant calls
         self.class_of: dict[int, str] = {}
         self._index(tree)
 
-    def _index(self, tree: ast.Module) -> None:
+    def _index(self, tree: cst.Module) -> None:
         # One pass over the tree (walking it is the main cost after parsing).
         for stmt in tree.body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self.functions[stmt.name] = stmt
-        self.backward_calls: list[ast.Call] = []
-        events: list[ast.AST] = []
-        local_calls: list[tuple[str, ast.Call]] = []
+            if isinstance(stmt, cst.FunctionDef):
+                self.functions[stmt.name.value] = stmt
+        self.backward_calls: list[cst.Call] = []
+        events: list[cst.CSTNode] = []
+        local_calls: list[tuple[str, cst.Call]] = []
         self.referenced: set[str] = set()  # every name read and attribute used in the file
         parents = self.parents
-        stack: list[ast.AST] = [tree]
+        declared: set[int] = set()  # names that declare rather than use (def f, import x)
+        stack: list[cst.CSTNode] = [tree]
         while stack:
             node = stack.pop()
-            for child in ast.iter_child_nodes(node):
+            for child in syntax.children(node):
                 parents[id(child)] = node
                 stack.append(child)
-            if isinstance(node, ast.Name):
-                self.referenced.add(node.id)
-            elif isinstance(node, ast.Attribute):
-                self.referenced.add(node.attr)
-            if isinstance(node, ast.Call):
-                name = _call_name(node)
+            # NOTE: exact type tests: isinstance() on libcst's ABC node classes is slow.
+            kind = type(node)
+            if kind is cst.Name:
+                if id(node) not in declared:
+                    self.referenced.add(node.value)
+            elif kind is cst.Call:
+                name = syntax.callee_name(node)
                 if name in EVENT_CALL_NAMES:
                     events.append(node)
                     if is_backward_call(node):
                         self.backward_calls.append(node)
                 else:
                     local_calls.append((name, node))
-            elif isinstance(node, ast.ClassDef):
-                for item in node.body:
-                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        self.methods.setdefault(item.name, []).append((node.name, item))
-                        self.class_of[id(item)] = node.name
-            elif isinstance(node, ast.Assign):
+            elif kind is cst.ClassDef:
+                for item in syntax.body_of(node):
+                    if type(item) is cst.FunctionDef:
+                        self.methods.setdefault(item.name.value, []).append((node.name.value, item))
+                        self.class_of[id(item)] = node.name.value
+            elif kind is cst.Assign:
                 if is_grad_zeroing(node) or is_grad_write(node):
                     events.append(node)
                 else:
                     self._note_alias(node)
-                    if isinstance(node.value, ast.Call):
-                        self._note_optimizer(node, node.targets, node.value)
-            elif isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Call):
+                    if type(node.value) is cst.Call:
+                        self._note_optimizer(node, [t.target for t in node.targets], node.value)
+            elif kind is cst.AnnAssign and type(node.value) is cst.Call:
                 self._note_optimizer(node, [node.target], node.value)
-            elif isinstance(node, ast.Expr) and (is_grad_zeroing(node) or is_grad_write(node)):
+            elif kind is cst.Expr and (is_grad_zeroing(node) or is_grad_write(node)):
                 events.append(node)
+            if kind in _DECLARING:
+                declared.update(_declared_names(node))
         self._mark(events, local_calls)
 
-    def _mark(self, events: list[ast.AST], local_calls: list[tuple[str, ast.Call]]) -> None:
+    def _mark(self, events: list[cst.CSTNode], local_calls: list[tuple[str, cst.Call]]) -> None:
         """Mark every node that contains a gradient event, directly or through a call to a
         function of this file that does; the flow analysis skips everything unmarked."""
         self.marked: set[int] = set()
@@ -113,27 +117,27 @@ class ModuleIndex:
             pending = [call for name, call in waiting if name in self.eventful
                        and id(call) not in self.marked]
 
-    def _mark_ancestors(self, node: ast.AST) -> None:
-        current: ast.AST | None = node
+    def _mark_ancestors(self, node: cst.CSTNode) -> None:
+        current: cst.CSTNode | None = node
         while current is not None and id(current) not in self.marked:
             self.marked.add(id(current))
-            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self.eventful.add(current.name)
+            if isinstance(current, cst.FunctionDef):
+                self.eventful.add(current.name.value)
             current = self.parents.get(id(current))
 
-    def contains_events(self, node: ast.AST) -> bool:
+    def contains_events(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` holds a gradient event or a call that reaches one."""
         return id(node) in self.marked
 
-    def _note_optimizer(self, stmt: ast.stmt, targets: list[ast.expr], call: ast.Call) -> None:
+    def _note_optimizer(self, stmt: cst.CSTNode, targets: list[cst.CSTNode], call: cst.Call) -> None:
         callee = dotted(call.func) or ""
         name = last_name(callee)
         models = {
             dotted(n.func.value) or ""
-            for n in ast.walk(call)
-            if isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Attribute)
-            and n.func.attr in ("parameters", "named_parameters")
+            for n in syntax.walk(call)
+            if isinstance(n, cst.Call)
+            and isinstance(n.func, cst.Attribute)
+            and n.func.attr.value in ("parameters", "named_parameters")
         } - {""}
         creates = not _NOT_OPTIMIZER.search(callee) and (
             name in OPTIMIZER_CLASSES
@@ -142,11 +146,11 @@ class ModuleIndex:
             or any(w in name.lower() for w in _OPT_FACTORY_WORDS)
         )
         for target in targets:
-            if isinstance(target, ast.Tuple):
+            if isinstance(target, cst.Tuple):
                 self._note_prepared(target, call)
                 continue
             key = dotted(target)
-            if key and (creates or looks_like_optimizer(key)) and (call.args or call.keywords):
+            if key and (creates or looks_like_optimizer(key)) and call.args:
                 # Built here from arguments (not `self.optimizers()`, which hands back the same one).
                 self.constructions.setdefault(id(stmt), []).append(key)
             if key and creates:
@@ -154,9 +158,9 @@ class ModuleIndex:
                 self._models[key] = models
                 self._params[key] = _listed_tensors(call)
 
-    def _note_prepared(self, target: ast.Tuple, call: ast.Call) -> None:
+    def _note_prepared(self, target: cst.Tuple, call: cst.Call) -> None:
         # `model, opt = accelerator.prepare(model, opt)`: positions keep their roles.
-        for element, arg in zip(target.elts, call.args):
+        for element, arg in zip(syntax.elements(target), syntax.positional(call)):
             key, source = dotted(element), dotted(arg)
             if key and source and (source in self.optimizers or looks_like_optimizer(source)):
                 self.optimizers.add(key)
@@ -183,54 +187,69 @@ class ModuleIndex:
         names = {model} | self._aliases.get(model, set())
         return {opt for opt, models in self._models.items() if names & models}
 
-    def _note_alias(self, node: ast.Assign) -> None:
+    def _note_alias(self, node: cst.Assign) -> None:
         if len(node.targets) != 1:
             return
-        target, source = dotted(node.targets[0]), _wrapped_model(node.value)
+        target, source = dotted(node.targets[0].target), _wrapped_model(node.value)
         if target and source and target != source:
             self._aliases.setdefault(target, set()).add(source)
             self._aliases.setdefault(source, set()).add(target)
 
     def resolve(
-        self, call: ast.Call, class_name: str | None, local: dict[str, FunctionNode]
+        self, call: cst.Call, class_name: str | None, local: dict[str, FunctionNode]
     ) -> FunctionNode | None:
         """The same-file function a call runs, or None for anything else."""
         func = call.func
-        if isinstance(func, ast.Name):
-            return local.get(func.id) or self.functions.get(func.id)
-        if not isinstance(func, ast.Attribute):
+        if isinstance(func, cst.Name):
+            return local.get(func.value) or self.functions.get(func.value)
+        if not isinstance(func, cst.Attribute):
             return None
-        candidates = self.methods.get(func.attr, [])
-        if isinstance(func.value, ast.Name) and func.value.id == "self":
+        attr = func.attr.value
+        candidates = self.methods.get(attr, [])
+        if isinstance(func.value, cst.Name) and func.value.value == "self":
             own = [f for cls, f in candidates if cls == class_name]
             if own:
                 return own[0]
-        elif func.attr in _FRAMEWORK_METHODS or not isinstance(func.value, ast.Name):
+        elif attr in _FRAMEWORK_METHODS or not isinstance(func.value, cst.Name):
             # model.train() is nn.Module's whatever this file defines; self.task.step_fn()
             # belongs to some other object.
             return None
         # Another object's method: only when this file defines exactly one method by that name.
         return candidates[0][1] if len(candidates) == 1 else None
 
-    def enclosing_class(self, function: ast.AST) -> str | None:
+    def enclosing_class(self, function: cst.CSTNode) -> str | None:
         """Class name for a method, else None."""
         return self.class_of.get(id(function))
 
 
-def _listed_tensors(call: ast.Call) -> set[str]:
-    first = call.args[0] if call.args else next(
-        (kw.value for kw in call.keywords if kw.arg == "params"), None
-    )
-    if isinstance(first, (ast.List, ast.Tuple)):
-        return {key for key in (dotted(e) for e in first.elts) if key}
+_DECLARING = frozenset({cst.FunctionDef, cst.ClassDef, cst.Param, cst.Arg, cst.Import, cst.ImportFrom,
+                        cst.Global, cst.Nonlocal, cst.ExceptHandler})
+
+
+def _declared_names(node: cst.CSTNode) -> list[int]:
+    """Name nodes under ``node`` that name a definition, an import or a keyword argument:
+    Python's own tree has plain strings there, and they are not uses of the name."""
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Param)):
+        return [id(node.name)]
+    if isinstance(node, cst.Arg) and node.keyword is not None:
+        return [id(node.keyword)]
+    if isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
+        return [id(n) for alias in node.names for n in syntax.walk(alias)]
+    if isinstance(node, cst.ImportFrom) and node.module is not None:
+        return [id(n) for n in syntax.walk(node.module)]
+    if isinstance(node, (cst.Global, cst.Nonlocal)):
+        return [id(item.name) for item in node.names]
+    if isinstance(node, cst.ExceptHandler) and node.name is not None:
+        return [id(node.name.name)]
+    return []
+
+
+def _listed_tensors(call: cst.Call) -> set[str]:
+    args = syntax.positional(call)
+    first = args[0] if args else syntax.keyword(call, "params")
+    if isinstance(first, (cst.List, cst.Tuple)):
+        return {key for key in (dotted(e) for e in syntax.elements(first)) if key}
     return set()
-
-
-def _call_name(call: ast.Call) -> str:
-    func = call.func
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return func.id if isinstance(func, ast.Name) else ""
 
 
 _MODEL_WRAPPERS = frozenset(
@@ -238,16 +257,16 @@ _MODEL_WRAPPERS = frozenset(
 )
 
 
-def _wrapped_model(value: ast.AST) -> str | None:
+def _wrapped_model(value: cst.CSTNode) -> str | None:
     """``model`` in ``model``, ``model.to(device)``, ``DDP(model)``, ``torch.compile(model)``."""
-    if isinstance(value, (ast.Name, ast.Attribute)):
+    if isinstance(value, (cst.Name, cst.Attribute)):
         return dotted(value)
-    if not isinstance(value, ast.Call):
+    if not isinstance(value, cst.Call):
         return None
     func = value.func
-    if isinstance(func, ast.Attribute) and func.attr in ("to", "cuda", "cpu", "half", "float"):
+    if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda", "cpu", "half", "float"):
         return dotted(func.value)
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    if name in _MODEL_WRAPPERS and value.args:
-        return dotted(value.args[0])
+    args = syntax.positional(value)
+    if syntax.callee_name(value) in _MODEL_WRAPPERS and args:
+        return dotted(args[0])
     return None

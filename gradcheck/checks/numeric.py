@@ -46,12 +46,14 @@ def steps(x: np.ndarray, eval_eps: float, eval_dtype: str = "float64", scale: fl
     return np.where(exact > 0, exact, h)
 
 
-def central_difference(f0, fp, fm, fp2, fm2, h, eval_eps):
+def central_difference(f0, fp, fm, fp2, fm2, h, eval_eps, row_groups=None):
     """Derivative, its error estimate and the kink statistic from four evaluations per step.
 
     ``fp``/``fm`` are f(x +/- h) and ``fp2``/``fm2`` are f(x +/- h/2), shaped (n, m) for n
-    perturbed elements and m output elements; ``f0`` is f(x), shape (m,); ``h`` has shape (n,).
-    Returns (numeric, estimate, kink_gap, kink_floor), each (n, m).
+    perturbed elements and m output elements; ``f0`` is f(x), shape (m,); ``h`` has shape (n,)
+    or (n, m). Returns (numeric, estimate, kink_gap, kink_floor), each (n, m). For compressed
+    rows (several input elements per row), ``row_groups`` (n, m) names the input element of
+    each entry, and the per-element noise median runs over those groups instead of rows.
 
     >>> f = np.exp; x = 0.3; h = np.array([1e-5])
     >>> val = lambda d: f(np.array([[x + d]]))
@@ -60,7 +62,8 @@ def central_difference(f0, fp, fm, fp2, fm2, h, eval_eps):
     >>> bool(abs(num[0, 0] - np.exp(x)) < 1e-9 and (gap < floor).all())
     True
     """
-    h = np.asarray(h, dtype=np.float64)[:, None]
+    h = np.asarray(h, dtype=np.float64)
+    h = h[:, None] if h.ndim == 1 else h
     d_h = (fp - fm) / (2 * h)
     d_half = (fp2 - fm2) / h
     # Richardson: the O(h^2) truncation terms of d_h and d_half cancel.
@@ -80,9 +83,14 @@ def central_difference(f0, fp, fm, fp2, fm2, h, eval_eps):
     # capped at the kink threshold so that a kink is not mistaken for noise.
     fourth = np.abs(fp - 4 * fp2 + 6 * f0 - 4 * fm2 + fm) / h
     fourth = np.minimum(fourth, relative_floor)
+    def per_element(a):
+        if row_groups is None:
+            return _typical_nonzero(a.T, axis=0).T
+        return _typical_nonzero_grouped(a, row_groups)
+
     noise = np.maximum(
-        np.maximum(_typical_nonzero(spread, axis=0), _typical_nonzero(spread.T, axis=0).T),
-        np.maximum(_typical_nonzero(fourth, axis=0), _typical_nonzero(fourth.T, axis=0).T),
+        np.maximum(_typical_nonzero(spread, axis=0), per_element(spread)),
+        np.maximum(_typical_nonzero(fourth, axis=0), per_element(fourth)),
     )
     estimate = spread + 2 * noise + rounding
     # One-sided quotients: their gap is O(h) f'' where f is smooth and does not shrink at a
@@ -110,6 +118,24 @@ def _typical_nonzero(a: np.ndarray, axis=None):
     middle = np.maximum(counts - 1, 0) // 2
     med = np.take_along_axis(ordered, middle[None, :], axis=0)[0]
     return np.where(counts > 0, med, 0.0)[None, :]
+
+
+def _typical_nonzero_grouped(a: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Lower median of the nonzero entries sharing a group id, returned per entry (0 where the
+    group has no nonzero entry)."""
+    flat, ids = a.ravel(), groups.ravel()
+    keep = np.nonzero(flat > 0)[0]
+    out = np.zeros(flat.shape)
+    if keep.size == 0:
+        return out.reshape(a.shape)
+    order = keep[np.lexsort((flat[keep], ids[keep]))]
+    unique, start, count = np.unique(ids[order], return_index=True, return_counts=True)
+    medians = flat[order[start + (count - 1) // 2]]
+    slot = np.searchsorted(unique, ids)
+    slot = np.minimum(slot, len(unique) - 1)
+    found = unique[slot] == ids
+    out[found] = medians[slot[found]]
+    return out.reshape(a.shape)
 
 
 def tolerance(numeric, estimate, grad_eps, scale, atol=None, rtol=None, eval_eps=None):

@@ -34,8 +34,11 @@ def rules_fingerprint() -> str:
     return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
 
 
-def entry_key(data: bytes, notebook: bool, codes: frozenset[str]) -> str:
+def entry_key(data: bytes, notebook: bool, codes: frozenset[str], explicit: bool = False) -> str:
     """The cache key of one file's bytes under one rule selection.
+
+    ``explicit`` files (named on the command line) are also checked for syntax errors
+    the directory walk skips, so their results are stored apart.
 
     >>> entry_key(b"x", False, frozenset({"GC001"})) == entry_key(b"x", True, frozenset({"GC001"}))
     False
@@ -43,6 +46,8 @@ def entry_key(data: bytes, notebook: bool, codes: frozenset[str]) -> str:
     digest = hashlib.blake2b(data, digest_size=16)
     digest.update(b"\0ipynb\0" if notebook else b"\0py\0")
     digest.update(",".join(sorted(codes)).encode())
+    if explicit:
+        digest.update(b"\0explicit\0")
     return digest.hexdigest()
 
 

@@ -1,6 +1,8 @@
 """Check one document: run the rules, turn failures into GC000, honour ``# noqa``."""
 from __future__ import annotations
 
+import ast
+import warnings as warning_filters
 from dataclasses import dataclass, field
 
 import lint_rules
@@ -18,6 +20,27 @@ def io_error(message: str, line: int = 1, column: int = 1) -> Finding:
     """
     return Finding(line=line, column=column, code=IO_ERROR_CODE, rule=IO_ERROR_NAME,
                    message=message, end_line=line, end_column=column)
+
+
+def syntax_errors(program: str, path: str) -> list[Finding]:
+    """A GC000 finding when ``program`` does not parse, else ``[]`` (an AST-only compile,
+    much cheaper than the rules' own parse).
+
+    >>> [(f.code, f.line) for f in syntax_errors("x = 1\\ndef f(:\\n    pass\\n", "a.py")]
+    [('GC000', 2)]
+    >>> syntax_errors("x = 1\\n", "a.py")
+    []
+    """
+    try:
+        with warning_filters.catch_warnings():
+            warning_filters.simplefilter("ignore")  # SyntaxWarning for odd escapes is not ours
+            compile(program, path, "exec", ast.PyCF_ONLY_AST)
+    except SyntaxError as error:
+        return [io_error(f"syntax error: cannot parse {path}: {error.msg}",
+                         error.lineno or 1, error.offset or 1)]
+    except (ValueError, RecursionError, MemoryError) as error:
+        return [io_error(f"syntax error: cannot parse {path}: {error}")]
+    return []
 
 
 @dataclass
@@ -38,9 +61,9 @@ def check_document(document: Document, path: str, codes: frozenset[str], known: 
     """
     source = document.program
     suppressions = noqa.scan(source)
-    warnings = noqa.warnings_for(suppressions, known)
+    warnings = noqa.warnings_for(suppressions, known, source)
     if suppressions.whole_file or not codes:
-        return Outcome([], warnings)
+        return Outcome(syntax_errors(source, path), warnings)  # comments never hide a syntax error
     try:
         found = lint_rules.check_source(source, path, select=set(codes))
     except LintSyntaxError as error:
@@ -50,5 +73,7 @@ def check_document(document: Document, path: str, codes: frozenset[str], known: 
     except Exception as error:  # noqa: BLE001  (a bug in a rule must not end the run)
         return Outcome([io_error(f"internal error in the rules ({type(error).__name__}: {error}); "
                                  "please report it")], warnings)
-    kept = [f for f in found if f.code in codes and not suppressions.suppresses(f.line, f.code)]
+    kept = [f for f in found if f.code in codes]
+    if suppressions.by_line or suppressions.file_codes:
+        kept = noqa.unsuppressed(kept, suppressions, source)
     return Outcome(sorted(kept), warnings)

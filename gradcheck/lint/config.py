@@ -125,6 +125,18 @@ class ConfigFinder:
         """The configuration that governs the file at ``path``."""
         return self.for_directory(path.absolute().parent)
 
+    def project_root(self, start: Path) -> Path:
+        """Where the project's cache lives: the directory of the ``pyproject.toml`` that
+        configures ``start`` (an absolute directory), else of the closest one, else ``start``.
+        """
+        config = self.for_directory(start)
+        if config.source is not None:
+            return config.root
+        for directory in (start, *start.parents):
+            if (directory / "pyproject.toml").is_file():
+                return directory
+        return start
+
     @staticmethod
     def _read(pyproject: Path) -> FileConfig | None:
         if not pyproject.is_file():

@@ -1,7 +1,7 @@
 """A file as the linter sees it: the program text to check, and how edits go back to bytes.
 
-Python files keep a UTF-8 BOM and their line endings byte for byte: the BOM is removed
-before checking and put back on write; line endings are never translated.
+Python files and notebooks keep a UTF-8 BOM (removed before checking, put back on write);
+Python files also keep their line endings byte for byte.
 """
 from __future__ import annotations
 
@@ -38,7 +38,9 @@ class Document:
     def with_edits(self, edits: list[Edit]) -> Document:
         """A new document with ``edits`` (offsets into ``program``) applied."""
         if self.notebook is not None:
-            return parse(nb.apply_edits(self.notebook, edits).encode("utf-8"), notebook=True)
+            edited = parse(nb.apply_edits(self.notebook, edits).encode("utf-8"), notebook=True)
+            edited.bom = self.bom
+            return edited
         text = self.program
         for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
             text = text[: edit.start] + edit.replacement + text[edit.end :]
@@ -46,9 +48,8 @@ class Document:
 
     def to_bytes(self) -> bytes:
         """The file's bytes for this document."""
-        if self.notebook is not None:
-            return nb.dump(self.notebook).encode("utf-8")
-        return ((BOM if self.bom else "") + self.program).encode("utf-8")
+        text = nb.dump(self.notebook) if self.notebook is not None else self.program
+        return ((BOM if self.bom else "") + text).encode("utf-8")
 
 
 def parse(data: bytes, *, notebook: bool) -> Document:

@@ -22,6 +22,7 @@ class Discovery:
 
     files: list[Path] = field(default_factory=list)
     missing: list[Path] = field(default_factory=list)
+    explicit: set[Path] = field(default_factory=set)  # files named as such, as given
 
 
 def _ancestor_ignores(directory: Path) -> list[IgnoreFile]:
@@ -80,6 +81,28 @@ class _Walker:
                 out.append(entry.path)
 
 
+def is_excluded(path: Path, finder: ConfigFinder) -> bool:
+    """Whether a directory walk would skip ``path`` under its ``exclude`` settings (the
+    file itself or a directory between it and its configuration's root).
+
+    >>> from pathlib import Path
+    >>> is_excluded(Path("build/x.py"), ConfigFinder(Path(".")))
+    True
+    """
+    absolute = path.absolute()
+    config = finder.for_file(absolute)
+    root = config.root.absolute()
+    try:
+        parts = absolute.relative_to(root).parts
+    except ValueError:
+        return False  # outside its configuration's tree: no pattern is relative to it
+    patterns = IgnoreFile(root, list(config.exclude))
+    for depth in range(1, len(parts) + 1):
+        if patterns.decide_relative("/".join(parts[:depth]), depth < len(parts)):
+            return True
+    return False
+
+
 def discover(paths: list[Path], finder: ConfigFinder, *, respect_gitignore: bool = True) -> Discovery:
     """Expand ``paths`` into the files to lint.
 
@@ -100,6 +123,7 @@ def discover(paths: list[Path], finder: ConfigFinder, *, respect_gitignore: bool
             files = [given / path[cut:] for path in found]
         elif given.exists():
             files = [given]
+            result.explicit.add(given)
         else:
             result.missing.append(given)
             continue

@@ -84,21 +84,30 @@ def render_sarif(report: Report, rules: list[RuleInfo], version: str) -> str:
     """A SARIF 2.1.0 log that GitHub code scanning accepts."""
     results = []
     for result, finding in report.findings:
+        cell, line = result.locate(finding.line)
+        _, end_line = result.locate(finding.end_line or finding.line)
         region = {
-            "startLine": finding.line,
+            "startLine": line,
             "startColumn": finding.column,
-            "endLine": finding.end_line or finding.line,
+            "endLine": end_line,
             "endColumn": finding.end_column or finding.column,
         }
-        results.append({
+        text = finding.message if cell is None else f"cell {cell}: {finding.message}"
+        entry = {
             "ruleId": finding.code,
             "level": _SARIF_LEVEL.get(finding.severity, "error"),
-            "message": {"text": finding.message},
+            "message": {"text": text},
             "locations": [{"physicalLocation": {
                 "artifactLocation": {"uri": result.display},
                 "region": region,
             }}],
-        })
+        }
+        if cell is not None:
+            # NOTE: regions count lines within the cell; the cell is named in the message,
+            # in a logical location and in the property bag (SARIF has no notebook field)
+            entry["locations"][0]["logicalLocations"] = [{"name": f"cell {cell}"}]
+            entry["properties"] = {"cell": cell}
+        results.append(entry)
     driver = {
         "name": "gradcheck",
         "version": version,
@@ -124,17 +133,22 @@ def _escape_property(text: str) -> str:
 
 
 def render_github(report: Report) -> str:
-    """GitHub Actions workflow commands: one ``::error`` annotation per finding."""
+    """GitHub Actions workflow commands: one ``::error`` annotation per finding.
+
+    In a notebook, ``line`` counts within the cell and the title and message name the cell.
+    """
     lines = []
     for result, finding in report.findings:
         cell, line = result.locate(finding.line)
-        title = _escape_property(f"gradcheck ({finding.code})")
+        _, end_line = result.locate(finding.end_line or finding.line)
+        in_cell = f" in cell {cell}" if cell is not None else ""
+        title = _escape_property(f"gradcheck ({finding.code}){in_cell}")
         where = f"cell {cell}, line {line}" if cell is not None else f"line {line}"
         level = "warning" if finding.severity == "warning" else "error"
         lines.append(
             f"::{level} title={title},file={_escape_property(result.display)},"
-            f"line={finding.line},col={finding.column},"
-            f"endLine={finding.end_line or finding.line},"
+            f"line={line},col={finding.column},"
+            f"endLine={end_line},"
             f"endColumn={finding.end_column or finding.column}::"
             + _escape_data(f"{where}: {finding.code} {finding.message}")
         )
@@ -160,7 +174,7 @@ def render_junit(report: Report) -> str:
             where = location(result, finding)
             case = ElementTree.SubElement(suite, "testcase", name=f"{finding.code} {where}",
                                           classname=result.display, file=result.display,
-                                          line=str(finding.line))
+                                          line=str(result.locate(finding.line)[1]))
             failure = ElementTree.SubElement(case, "failure", message=finding.message,
                                              type=finding.code)
             failure.text = f"{where}: {finding.code} {finding.message}"

@@ -1,12 +1,18 @@
 """Suppression comments: ``# noqa``, ``# noqa: GC001, GC002`` and ``# gradcheck: noqa``.
 
-Comments are found with a line scan, not a tokenizer, so a ``# noqa`` inside a string
-literal also counts (ruff is stricter here; it has never mattered for these rules).
+Matching is case-insensitive, as in ruff (``# NOQA``, ``# noqa:gc001``). Comments are found
+with a regex scan first, which is cheap but cannot tell a comment from ``"# noqa"`` inside a
+string literal; when a finding would be silenced by a line comment, the file is tokenized
+to confirm the ``noqa`` really is a comment. Files without findings are never tokenized.
 """
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from dataclasses import dataclass
+
+from lint_rules.finding import Finding
 
 _LINE_NOQA = re.compile(
     r"#\s*noqa(?![\w-])(?:\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*[,\s]\s*[A-Za-z]+[0-9]+)*))?",
@@ -17,7 +23,8 @@ _FILE_NOQA = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _CODE = re.compile(r"[A-Za-z]+[0-9]+")
-_SPELLINGS = ("noqa", "NOQA", "NoQA", "Noqa")  # what the comment regexes below accept in practice
+# every case of the letters "qa": a plain substring test that no spelling of noqa escapes
+_TAILS = ("qa", "qA", "Qa", "QA")
 OWN_PREFIX = "GC"
 
 
@@ -46,7 +53,7 @@ def scan(source: str) -> Suppressions:
     True
     """
     # NOTE: plain substring tests first; a case-insensitive regex over every file is slow
-    if not any(spelling in source for spelling in _SPELLINGS):
+    if not any(tail in source for tail in _TAILS):
         return Suppressions()
     whole_file, file_codes = False, set()
     for match in _FILE_NOQA.finditer(source):
@@ -64,11 +71,53 @@ def scan(source: str) -> Suppressions:
         line_end = source.find("\n", match.start())
         if _FILE_NOQA.match(source[line_start : line_end if line_end != -1 else len(source)]):
             continue
-        codes = match.group("codes")
-        by_line[line] = None if not codes else frozenset(
-            code.upper() for code in _CODE.findall(codes)
-        )
+        by_line[line] = _line_codes(match)
     return Suppressions(whole_file, frozenset(file_codes), by_line)
+
+
+def _line_codes(match: re.Match[str]) -> frozenset[str] | None:
+    codes = match.group("codes")
+    return None if not codes else frozenset(code.upper() for code in _CODE.findall(codes))
+
+
+def _comment_noqa(source: str, lines: set[int]) -> dict[int, frozenset[str] | None] | None:
+    """The line ``noqa`` comments on ``lines`` found by the tokenizer (so never inside a
+    string); None when ``source`` does not tokenize."""
+    found: dict[int, frozenset[str] | None] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            line = token.start[0]
+            if token.type != tokenize.COMMENT or line not in lines:
+                continue
+            if _FILE_NOQA.match(token.line.rstrip("\r\n")):
+                continue
+            match = _LINE_NOQA.search(token.string)
+            if match is not None:
+                found[line] = _line_codes(match)
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return found
+
+
+def unsuppressed(findings: list[Finding], suppressions: Suppressions, source: str) -> list[Finding]:
+    """The findings of ``source`` that its comments do not silence.
+
+    >>> from lint_rules.finding import Finding
+    >>> f = Finding(1, 1, "GC002", "missing-zero-grad", "m")
+    >>> [x.code for x in unsuppressed([f], scan('s = "# noqa"\\n'), 's = "# noqa"\\n')]
+    ['GC002']
+    """
+    silenced = {id(f) for f in findings if suppressions.suppresses(f.line, f.code)}
+    if not silenced:
+        return findings
+    by_line = suppressions.by_line or {}
+    to_confirm = {f.line for f in findings if id(f) in silenced and f.line in by_line
+                  and not (suppressions.whole_file or f.code in suppressions.file_codes)}
+    confirmed = _comment_noqa(source, to_confirm) if to_confirm else {}
+    if confirmed is None:  # cannot tokenize: trust the regex scan
+        confirmed = {line: by_line[line] for line in to_confirm}
+    checked = Suppressions(suppressions.whole_file, suppressions.file_codes, confirmed)
+    return [f for f in findings if not checked.suppresses(f.line, f.code)]
 
 
 def unknown_codes(suppressions: Suppressions, known: set[str]) -> list[tuple[int, str]]:
@@ -87,13 +136,25 @@ def unknown_codes(suppressions: Suppressions, known: set[str]) -> list[tuple[int
             if code.startswith(OWN_PREFIX) and code not in known]
 
 
-def warnings_for(suppressions: Suppressions, known: set[str]) -> list[tuple[int, str]]:
+def warnings_for(suppressions: Suppressions, known: set[str], source: str | None = None) -> list[tuple[int, str]]:
     """``(line, text)`` warnings for the unknown ``GC`` codes in ``# noqa`` comments.
+
+    With ``source``, a line code is only reported when the tokenizer confirms it sits in a
+    comment (so ``"# noqa: GC999"`` in a string or docstring is not a comment's typo).
 
     >>> warnings_for(scan("# gradcheck: noqa: GC9\\n"), {"GC001"})[0][0]
     0
+    >>> warnings_for(scan('s = "# noqa: GC9"\\n'), {"GC001"}, 's = "# noqa: GC9"\\n')
+    []
     """
+    unknown = unknown_codes(suppressions, known)
+    lines = {line for line, _ in unknown if line}
+    if source is not None and lines:
+        confirmed = _comment_noqa(source, lines)
+        if confirmed is not None:
+            unknown = [(line, code) for line, code in unknown
+                       if not line or code in (confirmed.get(line) or ())]
     return [
         (line, f"unknown rule code {code} in a noqa comment (known: {', '.join(sorted(known))})")
-        for line, code in unknown_codes(suppressions, known)
+        for line, code in unknown
     ]

@@ -1,7 +1,9 @@
 """``pytest --gradcheck-lint``: every Python file of the session becomes a lint test item.
 
 Teams that only run pytest still get the training-loop rules; a file with findings fails
-with the same ``path:line:col: CODE message`` lines the CLI prints.
+with the same ``path:line:col: CODE message`` lines the CLI prints. The configuration is
+honoured as in a directory walk: ``exclude`` / ``extend-exclude`` files get no item, and
+``per-file-ignores`` apply.
 """
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """Register the ``gradcheck_lint`` marker so ``-m gradcheck_lint`` selects lint items."""
     config.addinivalue_line("markers", f"{_MARKER}: a gradcheck lint check of one file")
+    if config.getoption("gradcheck_lint", default=False):
+        _finder(config).for_directory(Path(config.rootpath).absolute())  # fail early, cleanly
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -30,7 +34,43 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         return None
     if file_path.suffix not in (".py", ".ipynb"):
         return None
+    if _excluded(parent.config, file_path):
+        return None
     return LintFile.from_parent(parent, path=file_path)
+
+
+class _CheckedFinder:
+    """A ConfigFinder whose configuration errors end the session as usage errors."""
+
+    def __init__(self) -> None:
+        from gradcheck.lint.config import ConfigFinder
+
+        self._finder = ConfigFinder(Path.cwd())
+
+    def for_directory(self, directory: Path):
+        from gradcheck.lint.config import ConfigError
+
+        try:
+            return self._finder.for_directory(directory)
+        except ConfigError as error:
+            raise pytest.UsageError(f"gradcheck-lint: {error}") from None
+
+    def for_file(self, path: Path):
+        return self.for_directory(path.absolute().parent)
+
+
+def _finder(config: pytest.Config) -> _CheckedFinder:
+    finder = getattr(config, "_gradcheck_lint_finder", None)
+    if finder is None:  # one finder per session: each pyproject.toml is read once
+        finder = _CheckedFinder()
+        config._gradcheck_lint_finder = finder  # type: ignore[attr-defined]
+    return finder
+
+
+def _excluded(config: pytest.Config, path: Path) -> bool:
+    from gradcheck.lint.files import is_excluded
+
+    return is_excluded(path, _finder(config))  # type: ignore[arg-type]
 
 
 class LintFindings(Exception):

@@ -50,6 +50,7 @@ class _Job:
     data: bytes | None  # None: the worker reads the file itself
     notebook: bool
     write: bool  # write fixes back to ``path`` (False for stdin and --diff)
+    explicit: bool = False  # named on the command line or stdin: syntax errors always count
 
 
 def _display(path: Path) -> str:
@@ -88,7 +89,7 @@ def _cell_messages(result: FileResult) -> FileResult:
 
 def _quick(job: _Job, known: set[str]) -> FileResult | None:
     """A result reached without the rules (decode error, or prefilter says no); else None."""
-    from gradcheck.lint.checker import io_error
+    from gradcheck.lint.checker import io_error, syntax_errors
     from lint_rules.prefilter import could_have_findings
 
     try:
@@ -98,10 +99,13 @@ def _quick(job: _Job, known: set[str]) -> FileResult | None:
     program = document.program
     if job.codes and could_have_findings(program):
         return None
+    # NOTE: only a file the user named is parsed here, as ruff reports its syntax errors;
+    # a directory walk keeps the text shortcut (a skipped file cannot hold a finding)
+    findings = syntax_errors(program, job.display) if job.explicit else []
     # only unknown-code warnings are left to find; they need a "GC..." code in a comment
     has_code = "GC" in program or "gc" in program
-    warnings = warnings_for(scan(program), known) if has_code else []
-    return FileResult(job.display, [], warnings, cells=_cells(document))
+    warnings = warnings_for(scan(program), known, program) if has_code else []
+    return FileResult(job.display, findings, warnings, cells=_cells(document))
 
 
 def process(job: _Job, fixing: bool, unsafe: bool, known: set[str]) -> FileResult:
@@ -211,13 +215,15 @@ def lint_paths(options: LintOptions) -> Report:
     fixing = options.fix or options.diff
     results: list[FileResult] = []
     pending: list[_Job] = []
-    cache = Cache(options.cache_dir or Path.cwd() / CACHE_DIR) if options.use_cache else None
+    cache = None
+    if options.use_cache:
+        cache = Cache(options.cache_dir or finder.project_root(Path.cwd()) / CACHE_DIR)
     keys: dict[str, str] = {}
 
     if options.stdin_data is not None:
         name = options.stdin_filename or "-"
         codes = settings.codes_for(Path(options.stdin_filename or "stdin.py"))
-        job = _Job("-", name, codes, options.stdin_data, name.endswith(".ipynb"), False)
+        job = _Job("-", name, codes, options.stdin_data, name.endswith(".ipynb"), False, True)
         quick = _quick(job, known)
         if quick is None:
             pending.append(job)
@@ -233,22 +239,23 @@ def lint_paths(options: LintOptions) -> Report:
         codes = settings.codes_for(path)
         notebook = path.suffix == ".ipynb"
         write = options.fix and not options.diff
+        explicit = path in found.explicit
         if cache is None:
-            pending.append(_Job(str(path), display, codes, None, notebook, write))
+            pending.append(_Job(str(path), display, codes, None, notebook, write, explicit))
             continue
         try:
             data = path.read_bytes()
         except OSError as error:
             results.append(FileResult(display, [io_error(f"cannot read: {error.strerror}")]))
             continue
-        key = entry_key(data, notebook, codes)
+        key = entry_key(data, notebook, codes, explicit)
         hit = cache.get(key)
         if hit is not None:
             cached = _from_cache(display, hit)
             if not fixing or not any(applicable(f, options.unsafe_fixes) for f in cached.findings):
                 results.append(cached)
                 continue
-        pending.append(_Job(str(path), display, codes, data, notebook, write))
+        pending.append(_Job(str(path), display, codes, data, notebook, write, explicit))
         keys[display] = key
     workers = options.jobs or os.cpu_count() or 1
     for result in _run_jobs(pending, workers, fixing, options.unsafe_fixes, known):

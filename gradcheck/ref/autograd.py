@@ -181,7 +181,11 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         tensors = [(i, a) for i, a in enumerate(args) if isinstance(a, Tensor)]
-        ctx = FunctionCtx.__new__(FunctionCtx)
+        node_cls = cls.__dict__.get("_node_class")
+        if node_cls is None:  # torch names the node class after the Function: CubeBackward
+            node_cls = type(f"{cls.__name__}Backward", (FunctionCtx,), {})
+            cls._node_class = node_cls
+        ctx = node_cls.__new__(node_cls)
         ctx._to_save = ()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
         with grad_mode.no_grad():

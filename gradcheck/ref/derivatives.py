@@ -13,7 +13,8 @@ import numpy as np
 
 from gradcheck.ref import ops
 from gradcheck.ref.broadcast import mismatch_error
-from gradcheck.ref.dispatch import Op
+from gradcheck.ref.devices import module_of, to_device
+from gradcheck.ref.dispatch import Op, apply
 from gradcheck.ref.tensors import _make
 
 
@@ -577,6 +578,23 @@ def _einsum(ctx, g):
     return tuple(grads)
 
 
+def _copy_slices(ctx, g):
+    """Writing a view back into its base (torch's CopySlices): the base keeps the gradient
+    outside the view, the view's new value receives the gradient inside it."""
+    grad_base = grad_view = None
+    if ctx.needs_input_grad[0]:
+        mask = module_of(g._data).ones(g._data.shape, dtype=g._data.dtype)
+        ctx.view_op.forward(mask, **ctx.view_attrs)[...] = 0  # a view into mask
+        grad_base = g * _make(mask)
+    if ctx.needs_input_grad[1]:
+        grad_view = apply(ctx.view_op, g, **ctx.view_attrs)
+    return grad_base, grad_view
+
+
+def _to_device(ctx, g):
+    return (apply(TABLE["to_device"], g, device=ctx.source, source=ctx.device),)
+
+
 TABLE = {
     "add": _binary("AddBackward0", np.add, lambda ctx, g: (g, g), saves=()),
     "sub": _binary("SubBackward0", np.subtract, lambda ctx, g: (g, -g), saves=()),
@@ -649,6 +667,8 @@ TABLE = {
     "expand": Op("ExpandBackward0", _expand_forward, _identity, view=True,
                  on_error=_expand_error),
     "spread": Op("ExpandBackward0", _spread_forward, _identity),
+    "copy_slices": Op("CopySlices", None, _copy_slices),
+    "to_device": Op("ToCopyBackward0", lambda a, device, source: to_device(a, device), _to_device),
     "einsum": Op("EinsumBackward0", lambda *arrays, equation: np.einsum(equation, *arrays),
                  _einsum, saves="all"),
     "squeeze": Op("SqueezeBackward0", lambda a, dim: a.squeeze(axis=dim), _back_to_shape,

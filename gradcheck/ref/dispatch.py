@@ -76,5 +76,23 @@ def _view(op: Op, base, out, attrs):
         node = Node(op.name, op.backward, (base,))
         node.__dict__.update(attrs)
     result = _make(out, node, base._vc)
-    result._view = (base, op, attrs)
+    result._view = [base, op, attrs, base._vc[0]]
     return result
+
+
+def refresh_view(view) -> None:
+    """Re-derive a view's grad_fn from its base after an in-place edit made it stale.
+
+    Another alias may have rewritten the base's history (``base[0].mul_(2)``); torch then
+    regenerates every other view's grad_fn the next time it is used, and so do we.
+    """
+    record = view._view
+    base, op, attrs, _ = record
+    if base._view is not None and base._view[3] != base._vc[0]:
+        refresh_view(base)
+    record[3] = view._vc[0]
+    if base._rg and grad_mode._enabled[0]:
+        node = Node(op.name, op.backward, (base,))
+        node.__dict__.update(attrs)
+        view.grad_fn = node
+        view._rg = True

@@ -1,6 +1,7 @@
 """``repr`` of tensors in torch's format (exact for small tensors, summarised for big ones)."""
 from __future__ import annotations
 
+import builtins
 import math
 
 import numpy as np
@@ -10,6 +11,7 @@ from gradcheck.ref import dtypes as dt
 _INDENT = len("tensor(")
 _EDGE = 3  # elements kept at each end of a summarised dimension
 _THRESHOLD = 1000
+_LINEWIDTH = 80
 
 
 def _float_formatter(values: np.ndarray):
@@ -35,13 +37,14 @@ def _float_formatter(values: np.ndarray):
 
 
 def _scalar_formatter(array: np.ndarray):
+    """Returns (format one value, common width)."""
     sample = _sample(array).ravel()
     if array.dtype.kind == "f":
         fmt, width = _float_formatter(sample.astype(np.float64))
     else:
         fmt = str if array.dtype.kind == "b" else (lambda v: str(int(v)))
         width = max((len(fmt(v)) for v in sample.tolist()), default=1)
-    return lambda v: fmt(v).rjust(width)
+    return (lambda v: fmt(v).rjust(width)), width
 
 
 def _sample(array: np.ndarray) -> np.ndarray:
@@ -55,20 +58,47 @@ def _sample(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def _format(array: np.ndarray, fmt, indent: int, summarise: bool) -> str:
+def _vector(array, fmt, width: int, indent: int, summarise: bool) -> str:
+    # torch wraps vectors to its 80-column line width, counting ", " after each element
+    per_line = builtins.max(1, (_LINEWIDTH - indent) // (width + 2))
+    n = array.shape[0]
+    if summarise and n > 2 * _EDGE:
+        data = ([fmt(v) for v in array[:_EDGE].tolist()] + [" ..."]
+                + [fmt(v) for v in array[-_EDGE:].tolist()])
+    else:
+        data = [fmt(v) for v in array.tolist()]
+    lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+    return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _format(array: np.ndarray, fmt, width: int, indent: int, summarise: bool) -> str:
     if array.ndim == 0:
         return fmt(array.item())
+    if array.ndim == 1:
+        return _vector(array, fmt, width, indent, summarise)
     size = array.shape[0]
     if summarise and size > 2 * _EDGE:
         index = list(range(_EDGE)) + [None] + list(range(size - _EDGE, size))
     else:
         index = list(range(size))
-    if array.ndim == 1:
-        parts = ["..." if i is None else fmt(array[i].item()) for i in index]
-        return "[" + ", ".join(parts) + "]"
-    parts = ["..." if i is None else _format(array[i], fmt, indent + 1, summarise) for i in index]
+    parts = ["..." if i is None else _format(array[i], fmt, width, indent + 1, summarise)
+             for i in index]
     sep = "," + "\n" * (array.ndim - 1) + " " * (indent + 1)
     return "[" + sep.join(parts) + "]"
+
+
+def _with_suffixes(body: str, suffixes: list) -> str:
+    """Append ``, suffix`` items, moving one to a new line when it would pass column 80."""
+    out = [body]
+    last_line = len(body) - body.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line + len(suffix) + 2 > _LINEWIDTH:
+            out.append(",\n" + " " * _INDENT + suffix)
+            last_line = _INDENT + len(suffix)
+        else:
+            out.append(", " + suffix)
+            last_line += len(suffix) + 2
+    return "".join(out) + ")"
 
 
 def tensor_repr(t) -> str:
@@ -85,7 +115,8 @@ def tensor_repr(t) -> str:
         if array.shape != (0,):
             suffix.append(f"size={tuple(array.shape)}")
     else:
-        body = _format(array, _scalar_formatter(array), _INDENT, array.size > _THRESHOLD)
+        fmt, width = _scalar_formatter(array)
+        body = _format(array, fmt, width, _INDENT, array.size > _THRESHOLD)
     if t.device.type != "cpu":
         suffix.append(f"device='{t.device.type}:{t.device.index or 0}'")
     if t.dtype not in (dt.get_default_dtype(), dt.int64, dt.bool_):
@@ -94,4 +125,4 @@ def tensor_repr(t) -> str:
         suffix.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         suffix.append("requires_grad=True")
-    return "tensor(" + ", ".join([body] + suffix) + ")"
+    return _with_suffixes("tensor(" + body, suffix)

@@ -132,6 +132,11 @@ class AccumulateGrad:
 
 def _edge(tensor):
     """The node a gradient for ``tensor`` flows into (None when it needs no grad)."""
+    view = tensor._view
+    if view is not None and view[3] != tensor._vc[0]:
+        from gradcheck.ref.dispatch import refresh_view
+
+        refresh_view(tensor)
     if not tensor._rg:
         return None
     if tensor.grad_fn is not None:

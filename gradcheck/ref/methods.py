@@ -1,8 +1,7 @@
-"""Tensor methods: operators, functional ops as methods, conversions, and in-place ops.
+"""Tensor methods: operators, the functional ops as methods, and conversions.
 
-In-place ops follow torch: they bump the version counter, refuse leaves that require grad in
-grad mode, and when a graph is being recorded they re-point the tensor's ``grad_fn`` at the
-op so later backward passes see the edit.
+``attach()`` installs them on Tensor when the package is imported; the in-place methods come
+from ``inplace``.
 """
 from __future__ import annotations
 
@@ -10,11 +9,24 @@ import numpy as np
 
 from gradcheck.ref import devices as dev
 from gradcheck.ref import dtypes as dt
-from gradcheck.ref import grad_mode, ops
-from gradcheck.ref.broadcast import mismatch_error
-from gradcheck.ref.dispatch import apply
-from gradcheck.ref.graph import Node
-from gradcheck.ref.tensors import Tensor, _make, check_inplace
+from gradcheck.ref import ops
+from gradcheck.ref.inplace import (
+    add_,
+    addcdiv_,
+    addcmul_,
+    clamp_,
+    copy_,
+    div_,
+    fill_,
+    inplace,
+    lerp_,
+    masked_fill_,
+    mul_,
+    setitem,
+    sub_,
+    zero_,
+)
+from gradcheck.ref.tensors import Tensor, _make
 
 
 def _swap(fn):
@@ -66,7 +78,7 @@ def to(self, *args, **kwargs):
     if target_device is not None:
         target_device = dev.as_device(target_device)
         if target_device != self.device:
-            out = _move(out, target_device)
+            out = ops.move(out, target_device)
     if target_dtype is not None:
         out = ops._cast(out, dt.as_dtype(target_dtype))
     if kwargs.get("copy") and out is self:
@@ -74,18 +86,6 @@ def to(self, *args, **kwargs):
     return out
 
 
-def _move(t: Tensor, target) -> Tensor:
-    moved = _make(dev.to_device(t._data, target))
-    if t._rg and grad_mode._enabled[0]:
-        # NOTE: cross-device copies keep the graph: the gradient is moved back in backward.
-        from gradcheck.ref.graph import Node
-
-        def rule(ctx, g):
-            return (_make(dev.to_device(g._data, dev.device_of(t._data))),)
-
-        moved.grad_fn = Node("ToCopyBackward0", rule, (t,))
-        moved._rg = True
-    return moved
 
 
 def _caster(d):
@@ -168,185 +168,6 @@ def reshape_as(self, other):
     return ops.reshape(self, other.shape)
 
 
-# ----- in-place machinery -----------------------------------------------------------------------
-def _needs_graph(self, args) -> bool:
-    if not grad_mode._enabled[0]:
-        return False
-    return self._rg or any(isinstance(a, Tensor) and a._rg for a in args)
-
-
-def _cast_error(result_dtype, self):
-    return RuntimeError(
-        f"result type {result_dtype._tensor_type.replace('Tensor', '')} can't be cast to the "
-        f"desired output type {self.dtype._tensor_type.replace('Tensor', '')}"
-    )
-
-
-def _write(self, result: Tensor) -> None:
-    """Store ``result`` into self's storage (so views and aliases see the edit)."""
-    if result._data.dtype.kind == "f" and self._data.dtype.kind != "f":
-        raise _cast_error(result.dtype, self)
-    try:
-        np.copyto(self._data, result._data, casting="unsafe")
-    except ValueError as exc:
-        raise _inplace_error(self, result, exc) from None
-
-
-def _inplace_error(self, other, exc):
-    if "read-only" in str(exc):
-        return RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers to a "
-            "single memory location. Please clone() the tensor before performing the operation."
-        )
-    return RuntimeError(
-        f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
-        f"{list(np.broadcast_shapes(self._data.shape, other._data.shape)) if _broadcasts(self, other) else list(other._data.shape)}"  # noqa: E501
-    )
-
-
-def _broadcasts(a, b) -> bool:
-    try:
-        np.broadcast_shapes(a._data.shape, b._data.shape)
-    except ValueError:
-        return False
-    return True
-
-
-def inplace(self, fn, *args, **kwargs):
-    """Apply out-of-place ``fn(self, *args)`` and write the result into self, torch's way."""
-    check_inplace(self)
-    if _needs_graph(self, args):
-        # The old value becomes the op's input; copy it because the op may have saved it.
-        old = _make(self._data.copy(), grad_fn=self.grad_fn)
-        result = fn(old, *args, **kwargs)
-        if result._data.shape != self._data.shape:
-            raise _inplace_error(self, result, ValueError())
-        _write(self, result)
-        self.grad_fn = result.grad_fn
-        self._rg = True
-        self._retains_grad = False
-        if self._view is not None:
-            _rebase(self)
-    else:
-        result = fn(self, *args, **kwargs)
-        if result._data.shape != self._data.shape:
-            raise _inplace_error(self, result, ValueError())
-        _write(self, result)
-    self._vc[0] += 1
-    return self
-
-
-def _fast(ufunc):
-    """A no-graph fast path for add_/sub_/mul_/div_ (the optimizer hot path)."""
-
-    def fn(self, other, *, alpha=1):
-        if _needs_graph(self, (other,)):
-            return None
-        o = other._data if isinstance(other, Tensor) else other
-        if alpha != 1:
-            o = o * alpha
-        try:
-            ufunc(self._data, o, out=self._data, casting="same_kind")
-        except TypeError:
-            raise _cast_error(dt.result_type(self, other), self) from None
-        except ValueError as exc:
-            raise _inplace_error(self, other if isinstance(other, Tensor) else _make(
-                np.asarray(o)), exc) from None
-        self._vc[0] += 1
-        return self
-
-    return fn
-
-
-_fast_add, _fast_sub, _fast_mul, _fast_div = (
-    _fast(np.add), _fast(np.subtract), _fast(np.multiply), _fast(np.true_divide))
-
-
-def add_(self, other, *, alpha=1):
-    """self += alpha * other."""
-    check_inplace(self)
-    out = _fast_add(self, other, alpha=alpha)
-    return inplace(self, ops.add, other, alpha=alpha) if out is None else out
-
-
-def sub_(self, other, *, alpha=1):
-    check_inplace(self)
-    out = _fast_sub(self, other, alpha=alpha)
-    return inplace(self, ops.sub, other, alpha=alpha) if out is None else out
-
-
-def mul_(self, other):
-    check_inplace(self)
-    out = _fast_mul(self, other)
-    return inplace(self, ops.mul, other) if out is None else out
-
-
-def div_(self, other, *, rounding_mode=None):
-    check_inplace(self)
-    if rounding_mode is None and self._data.dtype.kind == "f":
-        out = _fast_div(self, other)
-        if out is not None:
-            return out
-    return inplace(self, ops.div, other, rounding_mode=rounding_mode)
-
-
-def zero_(self):
-    """Fill with zeros in place."""
-    check_inplace(self)
-    self._data[...] = 0
-    if _needs_graph(self, ()):
-        self.grad_fn = ops.mul(_make(self._data.copy(), grad_fn=self.grad_fn), 0).grad_fn
-    self._vc[0] += 1
-    return self
-
-
-def fill_(self, value):
-    check_inplace(self)
-    v = value.item() if isinstance(value, Tensor) else value
-    if isinstance(value, Tensor) and _needs_graph(self, (value,)):
-        return inplace(self, lambda s, val: ops.expand(ops._cast(val, s.dtype), s.shape), value)
-    self._data[...] = v
-    if _needs_graph(self, ()):
-        self.grad_fn = ops.mul(_make(self._data.copy(), grad_fn=self.grad_fn), 0).grad_fn
-    self._vc[0] += 1
-    return self
-
-
-def copy_(self, src, non_blocking=False):
-    """Copy ``src`` (broadcast, cast, moved) into self; the gradient flows to ``src``."""
-    check_inplace(self)
-    src_t = src if isinstance(src, Tensor) else _make(np.asarray(src))
-    if src_t.device != self.device:
-        src_t = _move(src_t, self.device)
-    if _needs_graph(self, (src_t,)):
-        return inplace(self, lambda s, v: ops.expand(ops._cast(v, s.dtype), s.shape), src_t)
-    try:
-        np.copyto(self._data, dev.to_device(src_t._data, self.device), casting="unsafe")
-    except ValueError as exc:
-        raise _inplace_error(self, src_t, exc) from None
-    self._vc[0] += 1
-    return self
-
-
-def clamp_(self, min=None, max=None):  # noqa: A002
-    return inplace(self, ops.clamp, min, max)
-
-
-def addcmul_(self, tensor1, tensor2, *, value=1):
-    """self += value * tensor1 * tensor2."""
-    return add_(self, ops.mul(tensor1, tensor2), alpha=value)
-
-
-def addcdiv_(self, tensor1, tensor2, *, value=1):
-    """self += value * tensor1 / tensor2."""
-    return add_(self, ops.div(tensor1, tensor2), alpha=value)
-
-
-def lerp_(self, end, weight):
-    """self += weight * (end - self)."""
-    return add_(self, ops.mul(ops.sub(end, self), weight))
-
-
 def lerp(self, end, weight):
     return ops.add(self, ops.mul(ops.sub(end, self), weight))
 
@@ -358,56 +179,6 @@ def addcmul(self, tensor1, tensor2, *, value=1):
 def addcdiv(self, tensor1, tensor2, *, value=1):
     return ops.add(self, ops.mul(ops.div(tensor1, tensor2), value))
 
-
-def masked_fill_(self, mask, value):
-    return inplace(self, ops.masked_fill, mask, value)
-
-
-def setitem(self, index, value) -> None:
-    """``self[index] = value``; recorded in the graph when grad mode needs it."""
-    check_inplace(self)
-    value_t = value if isinstance(value, Tensor) else ops._const(value, self, self._data.dtype)
-    if _needs_graph(self, (value_t,)):
-        inplace(self, ops.index_put, index, value_t)
-        return
-    norm = ops._normalise_index(index)
-    try:
-        self._data[norm] = value_t._data
-    except IndexError as exc:
-        raise IndexError(str(exc).replace("axis", "dimension")) from None
-    except ValueError as exc:
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(value_t.shape)} cannot "
-                           f"be broadcast to indexing result ({exc})") from None
-    self._vc[0] += 1
-
-
-def _copy_slices(ctx, g):
-    """Backward of writing a view back into its base: the base keeps the gradient outside the
-    view, the new view value receives the gradient inside it."""
-    grad_base = grad_view = None
-    if ctx.needs_input_grad[0]:
-        mask = np.ones(g._data.shape, dtype=g._data.dtype)
-        ctx.view_op.forward(mask, **ctx.view_attrs)[...] = 0  # a numpy view into mask
-        grad_base = ops.mul(g, _make(mask))
-    if ctx.needs_input_grad[1]:
-        grad_view = apply(ctx.view_op, g, **ctx.view_attrs)
-    return grad_base, grad_view
-
-
-def _rebase(view: Tensor) -> None:
-    """After an in-place edit of ``view``, give its base (and the base's bases) a history that
-    includes the edit, then make the view a fresh view of the new base (torch's CopySlices)."""
-    base, op, attrs = view._view
-    old_base = _make(base._data, grad_fn=base.grad_fn)
-    old_base._rg = base._rg
-    node = Node("CopySlices", _copy_slices, (old_base, view))
-    node.view_op, node.view_attrs = op, attrs
-    base.grad_fn = node
-    base._rg = True
-    base._retains_grad = False
-    if base._view is not None:
-        _rebase(base)
-    view.grad_fn = apply(op, base, **attrs).grad_fn
 
 
 def _inplace_of(fn):
@@ -516,5 +287,3 @@ def attach() -> None:
     Tensor.__rpow__ = _rpow
     Tensor.__array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
 
-
-_ = mismatch_error

@@ -13,6 +13,7 @@ import numpy as np
 from gradcheck.ref import dtypes as dt
 from gradcheck.ref import grad_mode
 from gradcheck.ref.broadcast import broadcast_shapes, mismatch_error
+from gradcheck.ref.devices import device_of
 from gradcheck.ref.dispatch import apply
 from gradcheck.ref.tensors import Tensor, _dim, _make
 from gradcheck.ref.arguments import (  # noqa: F401
@@ -206,6 +207,19 @@ def einsum(equation: str, *operands):
     d = dt.result_type(*operands) if len({o._data.dtype for o in operands}) > 1 else None
     tensors = [_cast(o, d) for o in operands] if d is not None else list(operands)
     return apply(TABLE["einsum"], *tensors, equation=equation)
+
+
+def move(input, device):  # noqa: A002
+    """A copy on ``device`` that stays in the graph (``Tensor.to(device)``).
+
+    >>> import gradcheck.ref as torch
+    >>> torch.ops.move(torch.ones(1), torch.device("cpu")).device
+    device(type='cpu')
+    """
+    source = device_of(input._data)
+    if source == device:
+        return input
+    return apply(TABLE["to_device"], input, device=device, source=source)
 
 
 def square(input):  # noqa: A002

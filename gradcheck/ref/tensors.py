@@ -38,7 +38,8 @@ class Tensor:
     tensor([2., 4.])
     """
 
-    # _view: (parent, op, attrs) when this tensor is a view of parent's storage, else None.
+    # _view: [parent, op, attrs, version at which grad_fn was last derived from parent] when
+    # this tensor is a view of parent's storage, else None.
     __slots__ = ("_data", "_rg", "_grad", "grad_fn", "_vc", "_retains_grad", "_hooks",
                  "_post_hooks", "_acc", "_view", "__weakref__")
 
@@ -49,9 +50,7 @@ class Tensor:
 
         if args and all(isinstance(a, int) for a in args):
             base = creation.empty(*args, **kwargs)
-        elif len(args) == 1 and isinstance(args[0], (tuple, Size)) and all(
-            isinstance(a, int) for a in args[0]
-        ) and isinstance(args[0], Size):
+        elif len(args) == 1 and isinstance(args[0], Size):
             base = creation.empty(*args[0], **kwargs)
         else:
             base = creation.tensor(args[0] if args else [], dtype=dt.get_default_dtype(), **kwargs)
@@ -307,10 +306,15 @@ class Tensor:
                 "because of a torch.nn.utils.weight_norm usage, see "
                 "https://github.com/pytorch/pytorch/pull/103001"
             )
-        new = type(self)._make_subclass(type(self), _make(self._data.copy()), self._rg) if type(
-            self) is not Tensor else _make(self._data.copy())
+        new = _make(self._data.copy())
         if type(self) is Tensor:
             new._rg = self._rg
+        else:  # keep subclasses (nn.Parameter) and their attributes
+            new = Tensor._make_subclass(type(self), new, self._rg)
+            if hasattr(self, "__dict__"):
+                from copy import deepcopy
+
+                new.__dict__.update(deepcopy(self.__dict__, memo))
         if self._grad is not None:
             new._grad = _make(self._grad._data.copy())
         memo[id(self)] = new

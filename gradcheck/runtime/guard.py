@@ -8,8 +8,14 @@ each ``step()``:
 
 - no backward pass since the last reset -> the gradients were wiped (or never computed);
 - more passes than ``accumulation_steps`` -> stale gradients from earlier batches;
-- with ``accumulation_steps > 1``, a reset that throws away passes no ``step()`` used yet ->
-  broken (discarded) accumulation.
+- with ``accumulation_steps > 1``, a ``step()`` on fewer than ``k`` passes after a reset threw
+  away passes that no ``step()`` used -> broken (discarded) accumulation. Judging at the step,
+  not at the reset, keeps deliberate drops silent: a GAN's cross-gradient wiped before the next
+  window, or a partial window dropped at the end of an epoch, never shortens an update.
+
+A ``None`` or all-zero gradient is a reset; any other in-place change (clipping, unscaling) is a
+rescale and keeps the count. For ``step(closure)`` each closure evaluation must begin from reset
+gradients; it may run ``backward()`` several times after that.
 
 Limits: a reset that bypasses the optimizer (``model.zero_grad()``, ``p.grad = None``) is seen
 when the next backward pass or ``step()`` runs, not when it happens; on the reference engine an
@@ -117,11 +123,15 @@ class _GuardState:
         self.name = name
         self.params = adapter.optimizer_parameters(optimizer)
         self.passes = [0] * len(self.params)  # since the last reset
-        self.unused = [0] * len(self.params)  # since the last step()
+        self.window = [0] * len(self.params)  # since the last reset or step()
+        self.dropped = [0] * len(self.params)  # passes reset away since the last step()
+        self.dropped_by = ""
         self.versions: list[int | None] = [None] * len(self.params)
         self.by_size = sorted(range(len(self.params)), key=lambda i: _numel(self.params[i]))
         self.findings: list[str] = []
         self.in_closure_step = False
+        self.evaluation_started = False  # the closure began a new evaluation, no pass yet
+        self.closure_stale = False
         self.handles = [p.register_hook(self._hook(i)) for i, p in enumerate(self.params)]
         self.handles += adapter.add_step_hooks(optimizer, self._before_step, self._after_step)
         self.original_zero_grad = optimizer.__dict__.get("zero_grad")
@@ -135,43 +145,73 @@ class _GuardState:
 
     def _hook(self, index: int) -> Callable[[Any], None]:
         param = self.params[index]
-        passes, unused, versions = self.passes, self.unused, self.versions
+        passes, window, versions = self.passes, self.window, self.versions
 
         def count(grad: Any) -> None:
             old = param.grad
             version = getattr(old, "_version", None)
-            if old is None or (version is not None and version != versions[index]):
-                if old is None and unused[index] and self.k > 1 and not self.in_closure_step:
-                    self._report_discard(unused[index], "a gradient reset outside the optimizer")
+            if old is None or (version != versions[index] and adapter.is_all_zero(old)):
+                self._drop(index, "a gradient reset outside the optimizer")
                 passes[index] = 0
+            if self.evaluation_started:  # the first pass of a closure evaluation
+                self.evaluation_started = False
+                self.closure_stale = self.closure_stale or passes[index] > 0
             passes[index] += 1
-            unused[index] += 1
+            window[index] += 1
             # NOTE: torch accumulates in place, adding exactly one to the version counter; any
-            # other in-place write (zero_, a scaler's unscale_) shows up as a different number.
+            # other in-place write shows up as a different number. A non-zero result of such a
+            # write (a scaler's unscale_, clipping) is a rescale and keeps the count.
             versions[index] = 0 if old is None else (version + 1 if version is not None else None)
 
         return count
 
     def _on_reset(self, how: str) -> None:
-        if self.k > 1 and max(self.unused, default=0) and not self.in_closure_step:
-            self._report_discard(max(self.unused), how)
         for i in range(len(self.passes)):
+            self._drop(i, how)
             self.passes[i] = 0
-            self.unused[i] = 0
 
-    def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+    def _drop(self, index: int, how: str) -> None:
+        """Remember passes a reset throws away; judged by the next ``step()``."""
+        if self.window[index] and not self.in_closure_step:
+            self.dropped[index] += self.window[index]
+            self.dropped_by = how
+        self.window[index] = 0
+
+    def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> Any:
         # torch passes (optimizer, closure) as args; any callable there is the closure
-        if callable(kwargs.get("closure")) or any(callable(a) for a in args):
-            self.in_closure_step = True  # the closure computes the gradients: judge afterwards
-            return
-        self._judge_step()
+        if callable(kwargs.get("closure")):
+            kwargs = {**kwargs, "closure": self._watch_closure(kwargs["closure"])}
+        elif any(callable(a) for a in args[1:]):
+            args = tuple(self._watch_closure(a) if callable(a) else a for a in args)
+        else:
+            self._judge_step()
+            return None
+        self.in_closure_step, self.closure_stale = True, False  # judged afterwards
+        return args, kwargs
+
+    def _watch_closure(self, closure: Callable[[], Any]) -> Callable[[], Any]:
+        def evaluation(*args: Any, **kwargs: Any) -> Any:
+            self.evaluation_started = True
+            return closure(*args, **kwargs)
+
+        return evaluation
 
     def _after_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         if self.in_closure_step:
-            self.in_closure_step = False
-            self._judge_step()  # the closure's last evaluation left the gradients step() used
-        for i in range(len(self.unused)):
-            self.unused[i] = 0
+            self.in_closure_step = self.evaluation_started = False
+            self._judge_closure_step()
+        for i in range(len(self.window)):
+            self.window[i] = self.dropped[i] = 0
+
+    def _judge_closure_step(self) -> None:
+        if self.closure_stale:
+            self._issue(
+                f"{self.name}.step(closure) evaluated a closure whose backward() added to "
+                "gradients left from before that evaluation: the update includes stale "
+                "gradients. Call optimizer.zero_grad() at the top of the closure."
+            )
+        elif max(self.passes, default=0) == 0:
+            self._judge_step()
 
     def _judge_step(self) -> None:
         passes = max(self.passes, default=0)
@@ -196,6 +236,8 @@ class _GuardState:
                 "model.zero_grad() or p.grad = None) between backward() and step(). Move that "
                 "reset before backward() or after step()."
             )
+        else:
+            self._judge_window()
 
     def _wiped_behind_the_optimizer(self) -> bool:
         """All gradients None or zero. Cheap in the usual case: one version-counter read."""
@@ -208,12 +250,16 @@ class _GuardState:
         grads = [self.params[i].grad for i in self.by_size]
         return all(g is None for g in grads) or _all_zero(grads)
 
-    def _report_discard(self, unused: int, how: str) -> None:
-        self._issue(
-            f"{how} on {self.name} discarded gradients of {unused} backward pass(es) that no "
-            f"step() used, with accumulation_steps={self.k}: the accumulation is broken and each "
-            "update sees only the last micro-batch. Call zero_grad() only after step()."
-        )
+    def _judge_window(self) -> None:
+        """A step on fewer than ``k`` passes, after a reset threw passes away, lost them."""
+        dropped, kept = max(self.dropped, default=0), max(self.window, default=0)
+        if self.k > 1 and dropped and kept < self.k:
+            self._issue(
+                f"{self.dropped_by} on {self.name} discarded gradients of {dropped} backward "
+                f"pass(es) that no step() used, and step() then ran on {kept} of "
+                f"accumulation_steps={self.k}: the accumulation is broken. Call zero_grad() "
+                "only after step()."
+            )
 
     def _issue(self, message: str) -> None:
         self.findings.append(message)

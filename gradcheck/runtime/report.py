@@ -14,6 +14,7 @@ KINDS = {
     "wiped_gradients": "error",
     "discarded_accumulation": "error",
     "unscaled_accumulation": "warning",
+    "update_mismatch": "error",
 }
 
 
@@ -45,6 +46,8 @@ class TrainingStepReport:
     problems: list[StepProblem] = field(default_factory=list)
     steps: int = 0  # optimizer.step() calls observed
     batches: int = 0  # step(batch) calls made
+    replays: int = 0  # updates replayed on copies and compared
+    replay_skips: list[str] = field(default_factory=list)  # why some updates were not replayed
 
     @property
     def passed(self) -> bool:
@@ -63,6 +66,7 @@ class TrainingStepReport:
         lines = [head] + [f"  {p}" for p in self.problems[:limit]]
         if len(self.problems) > limit:
             lines.append(f"  ... and {len(self.problems) - limit} more")
+        lines += [f"  update replay skipped: {reason}" for reason in self.replay_skips]
         return "\n".join(lines)
 
     __str__ = summary

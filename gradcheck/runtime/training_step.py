@@ -13,6 +13,11 @@ reset since the previous pass). That gives, per parameter, the ledger of contrib
 - with a ``loss_fn``, a gradient ``k`` times the mean of fresh gradients computed on a cloned
   model -> ``unscaled_accumulation`` (a warning).
 
+Then the update itself is replayed (``gradcheck.runtime.replay``): a fresh optimizer over copies
+of the parameters, loaded with the state from before the step, steps once on the window's summed
+contributions; parameters that end the batch elsewhere -> ``update_mismatch`` (a second
+``step()``, or a write to the parameters after it). Closure steps are not replayed.
+
 Reading the gradient at step time (instead of the parameter update) keeps the verdict independent
 of the optimizer, so SGD, Adam and friends are judged alike.
 """
@@ -25,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.runtime import adapter
+from gradcheck.runtime.replay import UpdateCheck
 from gradcheck.runtime.report import StepProblem, TrainingStepError, TrainingStepReport
 
 _UNSCALED_TOLERANCE = 0.05  # relative distance of the gradient ratio from k
@@ -72,6 +78,9 @@ def check_training_step(
     accumulation_steps: int = 1,
     loss_fn: Callable[[Any, Any], Any] | None = None,
     raise_on_failure: bool = True,
+    check_update: bool = True,
+    rtol: float = 1e-3,
+    atol: float = 0.0,
 ) -> TrainingStepReport:
     """Run ``step(batch)`` on each batch and check that every optimizer update is right.
 
@@ -81,6 +90,11 @@ def check_training_step(
     an unscaled accumulation. The model's parameters, their gradients and the optimizer state are
     restored afterwards, whatever happens; state the step owns (a counter in its closure, a
     GradScaler, an LR scheduler) is not.
+
+    With ``check_update`` (the default) each update is also replayed on copies from the state
+    before the step; parameters that end the batch more than ``atol + rtol * |update|`` away
+    from the replay are an ``update_mismatch``. Pass ``check_update=False`` for a loop that
+    edits parameters after the step on purpose (weight clipping, projections).
 
     >>> import gradcheck.ref as torch
     >>> model = torch.nn.Linear(2, 1)
@@ -103,6 +117,7 @@ def check_training_step(
         )
     ledger = _Ledger(params, [names_by_id[id(p)] for p in params])
     audit = _Audit(ledger, model, batches, accumulation_steps, loss_fn)
+    audit.updates.options = (check_update, rtol, atol)
     snapshot = adapter.Snapshot(model, optimizer)
     handles: list[Any] = []
     try:
@@ -114,6 +129,7 @@ def check_training_step(
             ledger.batch = index
             _run_one(step, batch, index)
             _raise_on_non_finite(ledger, index)
+            audit.finish_batch()
     finally:
         adapter.remove_handles(handles)
         snapshot.restore()
@@ -176,9 +192,12 @@ class _Audit:
         self.report = TrainingStepReport()
         self.grads_at_step: list[np.ndarray | None] = []
         self.values_at_step: list[np.ndarray] = []
+        self.updates = UpdateCheck(ledger.params, self.report)
 
     def before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         ledger = self.ledger
+        closure = callable(kwargs.get("closure")) or any(callable(a) for a in args[1:])
+        self._report_mismatches(self.updates.capture(optimizer, ledger.seq, ledger.batch, closure))
         self.grads_at_step = [
             None if p.grad is None else adapter.as_numpy(p.grad) for p in ledger.params
         ]
@@ -196,9 +215,19 @@ class _Audit:
         ledger.in_step = False
         self.report.steps += 1
         if ledger.seq > ledger.step_started_at:  # a closure ran backward inside step()
+            self.updates.skip("a closure step evaluates the loss several times inside step(), "
+                              "so no single gradient determines its update")
             self._judge_closure_step()
         else:
             self._judge_step()
+
+    def finish_batch(self) -> None:
+        """Judge the pending update once the batch's ``step(batch)`` call has returned."""
+        self._report_mismatches(self.updates.verify())
+
+    def _report_mismatches(self, mismatches: list[tuple[int, int, str]]) -> None:
+        for index, batch, message in mismatches:
+            self._add("update_mismatch", index, message, batch=batch)
 
     def _judge_closure_step(self) -> None:
         for index in sorted(set(self.ledger.reused_in_closure)):
@@ -211,6 +240,7 @@ class _Audit:
         ledger, batch, k = self.ledger, self.ledger.batch, self.k
         window = set(range(max(0, batch - k + 1), batch + 1))
         clean = []
+        start = len(self.report.problems)
         for index, grad in enumerate(self.grads_at_step):
             produced = window & ledger.history[index]
             if not produced:
@@ -243,6 +273,11 @@ class _Audit:
                 ))
             else:
                 clean.append(index)
+        flagged = {p.parameter for p in self.report.problems[start:]}
+        self.updates.plan(  # what the replay of this update starts from
+            [i for i, name in enumerate(ledger.names) if name not in flagged],
+            {i: sum(v for _, _, v in ledger.pending[i]) for i in clean},
+        )
         if self.loss_fn is not None and clean and len(window) == k:
             self._judge_scale(clean, sorted(window))
 
@@ -277,6 +312,7 @@ class _Audit:
                     total[i] = g if total[i] is None else total[i] + g
         return total
 
-    def _add(self, kind: str, index: int, message: str) -> None:
-        problem = StepProblem(kind, self.ledger.batch, self.ledger.names[index], message)
+    def _add(self, kind: str, index: int, message: str, batch: int | None = None) -> None:
+        batch = self.ledger.batch if batch is None else batch
+        problem = StepProblem(kind, batch, self.ledger.names[index], message)
         self.report.problems.append(problem)

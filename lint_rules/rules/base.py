@@ -1,12 +1,13 @@
 """What every rule module provides: codes, docs, examples, and a helper to build Findings."""
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from lint_rules.events import dotted
 from lint_rules.finding import Edit, Finding, Fix
+
+if TYPE_CHECKING:  # rule modules load without libcst; only their checks need it
+    import libcst as cst
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class Rule:
     def finding(
         cls,
         analysis,
-        node: ast.AST,
+        node: cst.CSTNode,
         message: str,
         edits: tuple[Edit, ...] | None = None,
         *,
@@ -67,22 +68,3 @@ def short(text: str) -> str:
     """First line of a code snippet, for messages: ``for p in model.parameters()``."""
     first = text.strip().splitlines()[0] if text.strip() else text
     return first.rstrip(":").strip()
-
-
-def is_sole_statement(analysis, stmt: ast.stmt) -> bool:
-    """Whether ``stmt`` is the only statement of its block (removing it needs a ``pass``)."""
-    parent = analysis.index.parents.get(id(stmt))
-    for name in ("body", "orelse", "finalbody"):
-        block = getattr(parent, name, None)
-        if isinstance(block, list) and any(s is stmt for s in block):
-            return len(block) == 1
-    return False
-
-
-def optimizer_text(analysis, step) -> str:
-    """How the code spells the stepped optimizer: ``opt`` in ``opt.step()`` or ``scaler.step(opt)``."""
-    call = step.node
-    receiver = call.func.value
-    if analysis.index.is_optimizer(dotted(receiver) or "") or not call.args:
-        return analysis.text.segment(receiver)
-    return analysis.text.segment(call.args[0])

@@ -1,11 +1,10 @@
 """GC001 zero-grad-between-backward-and-step."""
 from __future__ import annotations
 
-import ast
 from typing import ClassVar
 
 from lint_rules import fixes
-from lint_rules.rules.base import Invalid, Rule, Valid, is_sole_statement, optimizer_text, short
+from lint_rules.rules.base import Invalid, Rule, Valid, short
 
 
 class ZeroGradBetweenBackwardAndStep(Rule):
@@ -228,11 +227,13 @@ def _message(issue) -> str:
 
 
 def _fix(analysis, issue):
+    import libcst as cst  # loaded by the analysis already; rule modules import without it
+
     zero_stmt = analysis.statement_of(issue.at.node)
     step_stmt = analysis.statement_of(issue.step.node)
     if zero_stmt is None or step_stmt is None:
         return None, True
-    if isinstance(zero_stmt, ast.Expr) and zero_stmt.value is not issue.at.node:
+    if isinstance(zero_stmt, cst.Expr) and zero_stmt.value is not issue.at.node:
         return None, True
     if analysis.function_of(zero_stmt) is not analysis.function_of(step_stmt):
         return None, True
@@ -240,7 +241,7 @@ def _fix(analysis, issue):
     receiver = issue.at.target
     if "<sync>" in issue.conditions and not analysis.index.is_optimizer(receiver):
         # accelerate gates only the optimizer's own zero_grad(), so switch to it.
-        replacement = f"{optimizer_text(analysis, issue.step)}.zero_grad()"
+        replacement = f"{analysis.optimizer_text(issue.step)}.zero_grad()"
     edits = fixes.move_after(zero_stmt, step_stmt, analysis.text,
-                             sole=is_sole_statement(analysis, zero_stmt), replacement=replacement)
+                             sole=analysis.is_sole_statement(zero_stmt), replacement=replacement)
     return edits, not issue.loop_carried

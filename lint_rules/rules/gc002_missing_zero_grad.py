@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from lint_rules import fixes
-from lint_rules.rules.base import Invalid, Rule, Valid, optimizer_text, short
+from lint_rules.rules.base import Invalid, Rule, Valid, short
 
 
 class MissingZeroGrad(Rule):
@@ -174,7 +174,7 @@ class MissingZeroGrad(Rule):
         findings = []
         for issue in analysis.gc002:
             step = issue.step
-            name = optimizer_text(analysis, step)
+            name = analysis.optimizer_text(step)
             bw = issue.backwards[0]
             message = (
                 f"`{short(step.text)}` (line {step.line}) applies stale gradients: `{short(bw.text)}` "
@@ -184,7 +184,7 @@ class MissingZeroGrad(Rule):
             # The reset belongs after the step that applied the old gradients (usually this one).
             anchor = issue.applied_by or step
             stmt = analysis.statement_of(anchor.node)
-            zero = f"{optimizer_text(analysis, anchor)}.zero_grad()"
+            zero = f"{analysis.optimizer_text(anchor)}.zero_grad()"
             edits = fixes.insert_after(stmt, zero, analysis.text) if stmt else None
             findings.append(cls.finding(analysis, step.node, message, edits,
                                         description=f"insert `{name}.zero_grad()` after the step"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from lint_rules import fixes
-from lint_rules.rules.base import Invalid, Rule, Valid, is_sole_statement, short
+from lint_rules.rules.base import Invalid, Rule, Valid, short
 
 
 class ZeroGradOutsideLoop(Rule):
@@ -110,15 +110,16 @@ class ZeroGradOutsideLoop(Rule):
             step, bw = issue.step, issue.backwards[0]
             message = (
                 f"`{short(zero.text)}` (line {zero.line}) is the only reset and runs once, before the "
-                f"loop at line {loop.lineno}, where `{short(bw.text)}` (line {bw.line}) and "
+                f"loop at line {analysis.text.first_line(loop)}, where `{short(bw.text)}` (line {bw.line}) and "
                 f"`{short(step.text)}` (line {step.line}) run on every iteration: each step after the "
                 f"first applies the sum of all earlier gradients."
             )
             stmt = analysis.statement_of(zero.node)
             edits = None
-            if stmt is not None and loop.body:
-                edits = fixes.move_before(stmt, loop.body[0], analysis.text,
-                                          sole=is_sole_statement(analysis, stmt))
+            body = analysis.body_of(loop)
+            if stmt is not None and body:
+                edits = fixes.move_before(stmt, body[0], analysis.text,
+                                          sole=analysis.is_sole_statement(stmt))
             findings.append(cls.finding(analysis, zero.node, message, edits, safe=False,
                                         description="move the reset to the top of the loop"))
         return findings

@@ -65,3 +65,40 @@ def test_a_corrupt_cache_is_ignored(project, kit):
     for path in (project / ".gradcheck_cache").glob("lint-*.json"):
         path.write_text("{not json")
     assert kit.run_cli(["lint"]).exit_code == 1
+
+
+def test_the_cache_lives_at_the_project_root(project, kit):
+    kit.write(project, {"pyproject.toml": "[project]\nname = 'demo'\n",
+                        "src/pkg/a.py": kit.MISSING_ZERO_GRAD})
+    import os
+
+    os.chdir(project / "src" / "pkg")  # the project fixture restores the directory
+    assert kit.run_cli(["lint", "."]).exit_code == 1
+    assert list((project / ".gradcheck_cache").glob("lint-*.json"))
+    assert not (project / "src" / "pkg" / ".gradcheck_cache").exists()
+
+
+def test_the_configuring_pyproject_wins_over_a_closer_plain_one(project, kit):
+    kit.write(project, {"pyproject.toml": "[tool.gradcheck.lint]\nignore = []\n",
+                        "sub/pyproject.toml": "[project]\nname = 'inner'\n",
+                        "sub/a.py": kit.MISSING_ZERO_GRAD})
+    import os
+
+    os.chdir(project / "sub")
+    kit.run_cli(["lint"])
+    assert (project / ".gradcheck_cache").is_dir() and not (project / "sub" / ".gradcheck_cache").exists()
+
+
+def test_without_a_pyproject_the_cache_is_in_the_current_directory(tmp_path, monkeypatch, kit):
+    from gradcheck.lint.config import ConfigFinder
+
+    work = tmp_path / "loose" / "dir"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)
+    ancestors = [d for d in (work, *work.parents) if (d / "pyproject.toml").is_file()]
+    if ancestors:
+        pytest.skip("a pyproject.toml above the temporary directory")
+    assert ConfigFinder(work).project_root(work) == work
+    kit.write(work, {"a.py": kit.MISSING_ZERO_GRAD})
+    kit.run_cli(["lint"])
+    assert (work / ".gradcheck_cache").is_dir()

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from gradcheck import exitcodes
 
 
@@ -75,9 +77,47 @@ def test_unreadable_file(project, kit):
     assert run.exit_code == exitcodes.ERROR and "GC000 cannot read" in run.stdout
 
 
-def test_syntax_errors_in_files_the_prefilter_skips_are_not_parsed(project, kit):
-    # By design: a file that mentions no backward call cannot hold a finding, so it is
-    # never parsed (that is what makes large trees cheap); ruff would report it.
-    kit.write(project, {"notes.py": "def f(:\n    return 1\n"})
+def test_syntax_errors_in_walked_files_the_prefilter_skips_are_not_parsed(project, kit, monkeypatch):
+    # By design: in a directory walk a file that mentions no backward call cannot hold a
+    # finding, so it is never parsed (that is what makes large trees cheap).
+    from gradcheck.lint import checker
+
+    parsed: list[str] = []
+    real = checker.syntax_errors
+    monkeypatch.setattr(checker, "syntax_errors", lambda *a: parsed.append(a[1]) or real(*a))
+    kit.write(project, {"notes.py": "def f(:\n    return 1\n", "ok.py": "x = 1\n"})
     run = kit.run_cli(["lint", "--no-cache"])
-    assert run.exit_code == exitcodes.CLEAN
+    assert run.exit_code == exitcodes.CLEAN and parsed == []
+
+
+BROKEN = "x = 1\ndef f(:\n    return 1\n"  # no backward call: the prefilter skips it
+
+
+@pytest.mark.parametrize("cache", [[], ["--no-cache"]])
+def test_a_file_named_on_the_command_line_always_reports_its_syntax_error(project, kit, cache):
+    kit.write(project, {"notes.py": BROKEN})
+    kit.run_cli(["lint", *cache])  # a walk first: its cached "clean" must not answer below
+    run = kit.run_cli(["lint", *cache, "notes.py"])
+    assert run.exit_code == exitcodes.ERROR
+    assert run.stdout.startswith("notes.py:2:")
+    assert "GC000 syntax error: cannot parse notes.py" in run.stdout
+
+
+def test_stdin_always_reports_its_syntax_error(project, kit):
+    run = kit.run_cli(["lint", "--no-cache", "-", "--stdin-filename", "snippet.py"], input=BROKEN)
+    assert run.exit_code == exitcodes.ERROR and "snippet.py:2:" in run.stdout
+    assert "GC000 syntax error" in run.stdout
+
+
+@pytest.mark.parametrize("header", ["# gradcheck: noqa\n", "# gradcheck: noqa: GC000\n"])
+def test_suppression_comments_never_hide_a_syntax_error(project, kit, header):
+    kit.write(project, {"a.py": header + "loss.backward()\nopt.step()\n" + BROKEN})
+    run = kit.run_cli(["lint", "--no-cache", "a.py"])
+    assert run.exit_code == exitcodes.ERROR and "a.py:5:" in run.stdout
+
+
+def test_an_explicit_file_with_every_rule_ignored_still_parses(project, kit):
+    kit.write(project, {"a.py": BROKEN, "b.py": "x = 1\n"})
+    run = kit.run_cli(["lint", "--no-cache", "--ignore", "ALL", "a.py", "b.py"])
+    assert run.exit_code == exitcodes.ERROR
+    assert "a.py:2:" in run.stdout and "b.py" not in run.stdout

@@ -46,6 +46,59 @@ def test_lint_items_can_be_selected_by_marker(project, kit):
     assert "test_add" not in run.stdout and "2 passed" in run.stdout
 
 
+def test_pytest_plugin_honours_exclude_and_per_file_ignores(project, kit):
+    kit.write(project, {
+        "pyproject.toml": ("[tool.gradcheck.lint]\nextend-exclude = [\"fixtures/\"]\n"
+                           "[tool.gradcheck.lint.per-file-ignores]\n"
+                           "\"scripts/*\" = [\"missing-zero-grad\"]\n"),
+        "fixtures/bad.py": kit.MISSING_ZERO_GRAD,
+        "scripts/ignored.py": kit.MISSING_ZERO_GRAD,
+        "site-packages/generated.py": kit.MISSING_ZERO_GRAD,  # a default exclude
+        "train_bad.py": kit.MISSING_ZERO_GRAD,
+    })
+    run = _pytest(project, "--gradcheck-lint", "-rA", ".")
+    assert "FAILED train_bad.py::gradcheck-lint" in run.stdout, run.stdout
+    assert "PASSED scripts/ignored.py::gradcheck-lint" in run.stdout
+    assert "fixtures/bad.py" not in run.stdout and "site-packages" not in run.stdout
+    assert "1 failed, 1 passed" in run.stdout
+
+
+def test_pytest_plugin_exclude_replaces_the_defaults(project, kit):
+    kit.write(project, {"pyproject.toml": "[tool.gradcheck.lint]\nexclude = [\"old_*.py\"]\n",
+                        "old_loop.py": kit.MISSING_ZERO_GRAD,
+                        "site-packages/loop.py": kit.MISSING_ZERO_GRAD})
+    run = _pytest(project, "--gradcheck-lint", "-rA", ".")
+    assert "old_loop.py" not in run.stdout
+    assert "FAILED site-packages/loop.py::gradcheck-lint" in run.stdout
+
+
+def test_pytest_plugin_reports_a_bad_configuration_as_a_usage_error(project, kit):
+    kit.write(project, {"pyproject.toml": "[tool.gradcheck.lint]\nexclude = \"build\"\n",
+                        "a.py": kit.CLEAN_LOOP})
+    run = _pytest(project, "--gradcheck-lint", ".")
+    assert run.returncode == 4  # pytest's usage-error status
+    assert "exclude must be a list of strings" in run.stderr
+    assert "Traceback" not in run.stderr + run.stdout
+
+
+def test_is_excluded_agrees_with_the_directory_walk(project, kit):
+    from pathlib import Path
+
+    from gradcheck.lint.config import ConfigFinder
+    from gradcheck.lint.files import discover, is_excluded
+
+    kit.write(project, {
+        "pyproject.toml": "[tool.gradcheck.lint]\nextend-exclude = [\"data/\", \"**/gen_*.py\", \"/top.py\"]\n",
+        "a.py": "", "top.py": "", "sub/top.py": "", "data/x.py": "", "sub/data/y.py": "",
+        "sub/gen_z.py": "", "sub/keep.py": "", "build/b.py": "", "nested/build/c.py": "",
+    })
+    finder = ConfigFinder(project)
+    walked = {p.as_posix() for p in discover([Path(".")], finder).files}
+    every = {p.relative_to(project).as_posix() for p in project.rglob("*.py")}
+    assert walked == {p for p in every if not is_excluded(Path(p), finder)}
+    assert walked == {"a.py", "sub/top.py", "sub/keep.py"}
+
+
 def test_hook_manifest(kit):
     hooks = {hook["id"]: hook for hook in yaml.safe_load(
         (kit.REPO / ".pre-commit-hooks.yaml").read_text())}

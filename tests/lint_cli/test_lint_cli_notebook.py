@@ -99,3 +99,58 @@ def test_a_modulo_continuation_line_is_python_not_a_magic(project, kit):
     _write(project / "train.ipynb", cells)
     (record,) = json.loads(kit.run_cli(["lint", "--no-cache", "--format", "json"]).stdout)
     assert record["code"] == "GC002" and record["cell"] == 2
+
+
+def test_sarif_regions_count_lines_within_the_cell(project, kit):
+    _write(project / "train.ipynb")
+    log = json.loads(kit.run_cli(["lint", "--no-cache", "--format", "sarif"]).stdout)
+    (result,) = log["runs"][0]["results"]
+    location = result["locations"][0]
+    region = location["physicalLocation"]["region"]
+    assert location["physicalLocation"]["artifactLocation"]["uri"] == "train.ipynb"
+    assert (region["startLine"], region["startColumn"], region["endLine"]) == (7, 5, 7)
+    assert location["logicalLocations"] == [{"name": "cell 3"}]
+    assert result["properties"] == {"cell": 3}
+    assert result["message"]["text"].startswith("cell 3: ")
+
+
+def test_python_files_carry_no_cell_in_sarif(project, kit):
+    kit.write(project, {"a.py": kit.MISSING_ZERO_GRAD})
+    (result,) = json.loads(kit.run_cli(["lint", "--no-cache", "--format", "sarif"]).stdout)[
+        "runs"][0]["results"]
+    assert "properties" not in result and "logicalLocations" not in result["locations"][0]
+
+
+def test_github_annotations_count_lines_within_the_cell(project, kit):
+    _write(project / "train.ipynb")
+    (line,) = kit.run_cli(["lint", "--no-cache", "--format", "github"]).stdout.splitlines()
+    assert line.startswith("::error title=gradcheck (GC002) in cell 3,file=train.ipynb,"
+                           "line=7,col=5,endLine=7,")
+    assert line.split("::", 2)[2].startswith("cell 3, line 7: GC002 ")
+
+
+def test_junit_lines_count_within_the_cell(project, kit):
+    from xml.etree import ElementTree
+
+    _write(project / "train.ipynb")
+    root = ElementTree.fromstring(kit.run_cli(["lint", "--no-cache", "--format", "junit"]).stdout)
+    (case,) = root.iter("testcase")
+    assert case.get("line") == "7" and "cell 3:7:5" in case.get("name")
+
+
+def test_a_syntax_error_in_a_named_notebook_is_located_in_its_cell(project, kit):
+    _write(project / "nb.ipynb", [("code", "x = 1\n"), ("code", "y = 2\ndef f(:\n    pass\n")])
+    run = kit.run_cli(["lint", "--no-cache", "nb.ipynb"])
+    assert run.exit_code == exitcodes.ERROR
+    assert run.stdout.startswith("nb.ipynb:cell 2:2:") and "GC000 syntax error" in run.stdout
+
+
+def test_fix_keeps_the_byte_order_mark_of_a_notebook(project, kit):
+    path = project / "train.ipynb"
+    text = _write(path)
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    run = kit.run_cli(["lint", "--no-cache", "--fix"])
+    assert run.exit_code == exitcodes.CLEAN
+    fixed = path.read_bytes()
+    assert fixed.startswith(b"\xef\xbb\xbf") and not fixed[3:].startswith(b"\xef\xbb\xbf")
+    assert "optimizer.zero_grad()" in json.loads(fixed[3:].decode("utf-8"))["cells"][3]["source"][-1]

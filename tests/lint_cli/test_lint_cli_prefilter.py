@@ -21,6 +21,21 @@ SNIPPETS = [
     "loss.backward()\ntotal += loss\n",
     "(loss / k).backward()\nrunning += loss\n",
     "fabric.backward(loss)\ntotal_loss += loss * 2\n",
+    "loss.backward()\ntotal = total + loss\n",
+    "loss.backward()\ntotal_loss = total_loss + loss\n",
+]
+
+# GC004 sums that the rule flags although no single line holds both the `+` and the loss
+_LOOP = "for x, y in loader:\n    loss = criterion(model(x), y)\n"
+MULTI_LINE_SUMS = [
+    _LOOP + "    loss.backward()\n    total = total + \\\n        loss\n",
+    _LOOP + "    loss.backward()\n    total = total + (\n        loss\n    )\n",
+    _LOOP + "    loss.backward()\n    total += (\n        2 * loss  # weighted\n    )\n",
+    _LOOP + "    loss.backward()\n    total += -\\\n        loss\n",
+    _LOOP + "    accelerator.backward(\n        loss\n    )\n    total = total + loss\n",
+    _LOOP + "    (\n        loss\n    ).backward()\n    running_loss = running_loss + loss\n",
+    ("def train(loader):\n    for x in loader:\n        loss = f(x)\n        scaler.scale(\n"
+     "            loss).backward()\n        stats.total = stats.total + (\n            loss)\n"),
 ]
 
 
@@ -51,6 +66,12 @@ def _rule_examples() -> list[str]:
     return sources
 
 
+@pytest.mark.parametrize("source", MULTI_LINE_SUMS)
+def test_multi_line_sums_the_rules_flag_are_kept(rules_without_prefilter, source):
+    assert [f.code for f in rules_without_prefilter(source, "case.py")] == ["GC004"]
+    assert could_have_findings(source)
+
+
 def test_prefilter_keeps_everything_the_rules_flag(rules_without_prefilter):
     sources = [path.read_text(encoding="utf-8") for path in _fixture_sources()] + _rule_examples()
     flagged = [text for text in sources if rules_without_prefilter(text, "case.py")]
@@ -62,6 +83,9 @@ _BODY = st.lists(st.sampled_from([
     "loss = criterion(model(x), y)", "loss.backward()", "optimizer.step()",
     "optimizer.zero_grad()", "total += loss", "total = total + loss", "scheduler.step()",
     "scaler.scale(loss).backward()", "scaler.step(optimizer)", "accelerator.backward(loss)",
+    "total_loss = total_loss + loss * x.shape[0]", "total = total + (\n            loss)",
+    "total = total + \\\n            loss", "total += (\n            loss\n        )",
+    "accelerator.backward(\n            loss)", "(\n            loss\n        ).backward()",
 ]), min_size=1, max_size=6)
 
 
@@ -118,6 +142,8 @@ def test_every_trigger_form_passes(snippet):
     "y = max_pool2d_backward(x)\nopt.step()\n",
     "loss.backward()\nprint(loss)\n",  # no step, nothing accumulated
     "scheduler.step()\nx += 1\n",
+    "loss.backward()\ntotal = total + (\n    other\n)\n",  # the sum never adds the loss
+    "loss.backward()\ntotal = total + \\\n    other  # loss\n",  # only a comment names it
     "",
 ])
 def test_files_that_cannot_have_findings_are_skipped(source):

@@ -94,3 +94,25 @@ def test_fixing_every_bad_golden_fixture_lints_clean() -> None:
         assert len(left) <= len(unfixed), f"{path.name}: {left} remain after fixing"
         fixed_any += bool(fixable)
     assert fixed_any >= 20
+
+
+@pytest.mark.parametrize("word", ["é", "🙂", "日本語", "e\u0301", "plain"])
+def test_columns_and_fixes_count_characters_not_utf8_bytes(word: str) -> None:
+    # Non-ASCII text earlier on the same line: columns are in characters and the fix lands
+    # right after `loss`, whatever the UTF-8 width of what precedes it.
+    line = f"    note = '{word}'; running_loss += loss  # {word}\n"
+    source = "for x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n" + line
+    (finding,) = [f for f in check_source(source, strict=True) if f.code == "GC004"]
+    assert (finding.line, finding.column) == (4, line.index("running_loss") + 1)
+    assert finding.end_column == line.index("  #") + 1
+    fixed = apply_fixes(source, [finding])
+    assert fixed.splitlines()[3] == f"    note = '{word}'; running_loss += loss.item()  # {word}"
+
+
+@pytest.mark.parametrize("word", ["é", "🙂", "日本語"])
+def test_a_fix_after_a_non_ascii_line_keeps_every_other_character(word: str) -> None:
+    source = (f"for x, y in loader:  # {word}\n    loss = criterion(model(x), y)  # {word}\n"
+              f"    loss.backward(); print('{word}')\n    optimizer.step()  # {word}{word}\n")
+    (finding,) = [f for f in check_source(source, strict=True) if f.code == "GC002"]
+    assert (finding.line, finding.column, finding.end_column) == (4, 5, 21)
+    assert _fixed(source, "GC002") == source + "    optimizer.zero_grad()\n"

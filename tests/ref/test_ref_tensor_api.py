@@ -50,6 +50,12 @@ REPRS = [
     lambda m: m.tensor(3.0, requires_grad=True).sum(),
     lambda m: m.tensor([-0.5, 0.25], dtype=m.float64, requires_grad=True),
     lambda m: m.arange(12).reshape(3, 4),
+    # line wrapping at 80 columns, suffixes moved to their own line, summarised big tensors
+    lambda m: m.arange(30.0), lambda m: m.arange(30.0, dtype=m.float64).requires_grad_() * 2,
+    lambda m: m.arange(100).reshape(4, 25), lambda m: m.tensor([True] * 30),
+    lambda m: m.arange(2000.0), lambda m: m.arange(10000.0).reshape(100, 100),
+    lambda m: m.from_numpy(np.linspace(-3, 3, 1500)), lambda m: m.ones(3, 2, 1000),
+    lambda m: m.arange(10.0).reshape(2, 5) * 1e-6, lambda m: m.zeros(3, 0, 2),
 ]
 
 
@@ -296,3 +302,17 @@ def test_sort_topk_and_nonzero_match_torch():
                 x.nonzero().tolist(), m.argsort(x, 0).tolist())
 
     assert run(ref) == run(torch)
+
+
+def test_deepcopy_of_leaves_keeps_grad_and_refuses_non_leaves():
+    import copy
+
+    def run(m):
+        x = m.ones(2, requires_grad=True)
+        (x * 2).sum().backward()
+        y = copy.deepcopy(x)
+        y.grad.add_(1)
+        return y.requires_grad, y.grad.tolist(), x.grad.tolist()
+
+    assert run(ref) == run(torch)
+    assert_same_error(lambda m: copy.deepcopy(m.ones(2, requires_grad=True) * 2))

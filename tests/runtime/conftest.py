@@ -72,7 +72,8 @@ def make_generated_loop(bug: str, k: int, optimizer_name: str, width: int, seed:
     """A small torch training loop with one planted bug (or none), and 2k+1 batches for it.
 
     ``bug`` is "correct", "no_zero_grad", "zero_between" (reset between backward and step),
-    "zero_each_micro_batch" (reset before every backward) or "unscaled" (loss not divided by k).
+    "zero_each_micro_batch" (reset before every backward), "unscaled" (loss not divided by k)
+    or "double_step" (step() twice on the same gradients).
     """
     torch = pytest.importorskip("torch")
     import numpy as np
@@ -97,6 +98,8 @@ def make_generated_loop(bug: str, k: int, optimizer_name: str, width: int, seed:
             if bug == "zero_between":
                 opt.zero_grad()
             opt.step()
+            if bug == "double_step":
+                opt.step()
             if bug not in ("no_zero_grad", "zero_each_micro_batch"):
                 opt.zero_grad()
 

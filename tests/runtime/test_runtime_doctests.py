@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-MODULES = ["adapter", "devices", "guard", "parity", "report", "scenarios", "semantics",
+MODULES = ["adapter", "devices", "guard", "parity", "replay", "report", "scenarios", "semantics",
            "training_step"]
 
 

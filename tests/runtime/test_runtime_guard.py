@@ -156,7 +156,7 @@ FIRST_OBJECTION = {
     "unscaled": lambda k: None,  # counts cannot see a loss scale
     "no_zero_grad": lambda k: 2 * k - 1,  # the second step sees 2k passes
     "zero_between": lambda k: k - 1,  # the first step sees none
-    "zero_each_micro_batch": lambda k: 1 if k > 1 else None,  # the second reset discards one
+    "zero_each_micro_batch": lambda k: k - 1 if k > 1 else None,  # the short step loses k-1
 }
 
 

@@ -125,7 +125,8 @@ def test_non_finite_gradients_are_reported_by_batch():
 
 EXPECTED_KIND = {"correct": None, "no_zero_grad": "stale_gradients",
                  "zero_between": "wiped_gradients", "zero_each_micro_batch":
-                 "discarded_accumulation", "unscaled": "unscaled_accumulation"}
+                 "discarded_accumulation", "unscaled": "unscaled_accumulation",
+                 "double_step": "update_mismatch"}
 
 
 @given(

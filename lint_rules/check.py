@@ -60,9 +60,8 @@ def _parse(text: str, path: str) -> cst.Module:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         raise _located(text, path, exc.message, exc.raw_line, exc.raw_column + 1) from None
-    except (ValueError, RecursionError, MemoryError) as exc:
-        raise LintSyntaxError(f"cannot parse {path}: {exc}", 1, 1) from None
-    except Exception as exc:  # the native parser's own failures: still bad input, not a crash
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        # Too deeply nested for the parser, or a tree libcst refuses to build.
         raise LintSyntaxError(f"cannot parse {path}: {exc}", 1, 1) from None
 
 

@@ -108,7 +108,7 @@ class Interpreter(Effects):
             return Flow(normal=state)
         if isinstance(stmt, cst.ClassDef):
             return Flow(normal=state)
-        if not self.contains_events(stmt) and not _jumps(stmt):
+        if not self.contains_events(stmt) and not syntax.may_jump(stmt):
             return Flow(normal=self._assigned(stmt, state))
         if isinstance(stmt, cst.If):
             return self._if(stmt, state)
@@ -143,8 +143,8 @@ class Interpreter(Effects):
         while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             test, value = test.expression, not value
         key = self._test_key(test)
-        modulo = any(_is_modulo(n) for n in syntax.walk(stmt.test))
-        if modulo or not all(isinstance(n, _TRACKABLE) for n in syntax.walk(test)):
+        modulo = syntax.has_modulo(stmt.test)
+        if modulo or not syntax.is_plain_test(test):
             self._unstable.add(key)  # a counter test (`i % k == 0`) differs every iteration
         yes, no = self._split(state, key, value)
         test_text = " ".join(self.text.segment(stmt.test).split())
@@ -179,7 +179,7 @@ class Interpreter(Effects):
             return Flow(normal=state)
         assigned = self._loop_assigned.get(id(node))
         if assigned is None:
-            assigned = self._loop_assigned[id(node)] = _assigned_names(node)
+            assigned = self._loop_assigned[id(node)] = syntax.bound_names(node)
         unstable = self._unstable
 
         def varies(assumption) -> bool:
@@ -324,40 +324,6 @@ class Interpreter(Effects):
 
 dotted = ev.dotted
 TestKey = tuple  # (the test's text without whitespace, the names it reads)
-_JUMPS = (cst.Break, cst.Continue, cst.Return, cst.Raise)
-# Tests made of names, attributes, literals and operators keep their value within one pass
-# of a loop unless one of their names is assigned; any call or subscript might not.
-_TRACKABLE = (
-    cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
-    cst.ConcatenatedString, cst.Ellipsis, cst.Comparison, cst.ComparisonTarget,
-    cst.BooleanOperation, cst.BinaryOperation, cst.UnaryOperation,
-)
-
-
-def _is_modulo(node: cst.CSTNode) -> bool:
-    return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo)
-
-
-def _jumps(stmt: syntax.Statement) -> bool:
-    """Whether ``stmt`` may leave its block early (break, continue, return, raise)."""
-    return isinstance(stmt, _JUMPS) or (
-        isinstance(stmt, cst.BaseCompoundStatement)
-        and any(isinstance(n, _JUMPS) for n in syntax.walk(stmt))
-    )
-
-
-def _assigned_names(node: cst.CSTNode) -> set[str]:
-    names = set()
-    if isinstance(node, cst.FunctionDef):
-        # Arguments change from call to call, except the object the method belongs to.
-        names.update(syntax.parameter_names(node.params))
-        names -= {"self", "cls"}
-    for n in syntax.walk(node):
-        for target in syntax.assignment_targets(n):
-            names.update(syntax.stored_names(target))
-    return names
-
-
 def _join_flows(a: Flow, b: Flow) -> Flow:
     return Flow(join(a.normal, b.normal), join(a.brk, b.brk), join(a.cont, b.cont),
                 join(a.ret, b.ret))

@@ -114,14 +114,14 @@ def _loss_names(source: str, calls: list[re.Match[str]]) -> set[str]:
 def _logical_line_end(text: str, line_start: int, line_end: int) -> int:
     """The end of the statement that starts on the line ``[line_start, line_end)``: later
     lines are taken while brackets are open or a line ends with a backslash."""
-    depth = 0
+    depth, origin = 0, line_start
     while True:
         code = text[line_start:line_end].split("#", 1)[0]
         depth += _depth(code)
         continued = code.rstrip().endswith("\\")
         if (depth <= 0 and not continued) or line_end >= len(text):
             return line_end
-        if line_end - line_start > _MAX_SPAN:
+        if line_end - origin > _MAX_SPAN:
             return line_end
         next_end = text.find("\n", line_end + 1)
         line_start, line_end = line_end + 1, len(text) if next_end == -1 else next_end

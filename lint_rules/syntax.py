@@ -134,12 +134,14 @@ def constant(node: cst.CSTNode):
     """The value of a literal (numbers, plain strings, None/True/False); ``NO_VALUE`` otherwise."""
     if isinstance(node, cst.Name):
         return {"None": None, "True": True, "False": False}.get(node.value, _NO_VALUE)
-    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
-                         cst.ConcatenatedString)):
+    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
         try:
             return node.evaluated_value
-        except Exception:  # an f-string inside a concatenation has no static value
+        except (ValueError, SyntaxError, MemoryError, RecursionError):  # e.g. a bad escape
             return _NO_VALUE
+    if isinstance(node, cst.ConcatenatedString):
+        value = node.evaluated_value  # None when an f-string takes part
+        return _NO_VALUE if value is None else value
     if isinstance(node, cst.Ellipsis):
         return ...
     return _NO_VALUE
@@ -194,3 +196,43 @@ def parameter_names(params: cst.Parameters) -> list[str]:
     if params.star_kwarg is not None:
         out.append(params.star_kwarg.name.value)
     return out
+
+
+_JUMPS = (cst.Break, cst.Continue, cst.Return, cst.Raise)
+# Tests made of names, attributes, literals and operators keep their value within one pass
+# of a loop unless one of their names is assigned; any call or subscript might not.
+_PLAIN_TEST = (
+    cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
+    cst.ConcatenatedString, cst.Ellipsis, cst.Comparison, cst.ComparisonTarget,
+    cst.BooleanOperation, cst.BinaryOperation, cst.UnaryOperation,
+)
+
+
+def is_plain_test(test: cst.CSTNode) -> bool:
+    """Only names, attributes, literals and operators (no calls, subscripts, f-strings)."""
+    return all(isinstance(n, _PLAIN_TEST) for n in walk(test))
+
+
+def has_modulo(node: cst.CSTNode) -> bool:
+    """Whether an expression uses ``%`` (a counter test such as ``i % k == 0``)."""
+    return any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo)
+               for n in walk(node))
+
+
+def may_jump(stmt: Statement) -> bool:
+    """Whether ``stmt`` may leave its block early (break, continue, return, raise)."""
+    return isinstance(stmt, _JUMPS) or (
+        isinstance(stmt, cst.BaseCompoundStatement) and any(isinstance(n, _JUMPS) for n in walk(stmt))
+    )
+
+
+def bound_names(node: cst.CSTNode) -> set[str]:
+    """Names a loop (or a function, with its parameters but ``self``/``cls``) may rebind."""
+    names = set()
+    if isinstance(node, cst.FunctionDef):
+        names.update(parameter_names(node.params))
+        names -= {"self", "cls"}
+    for n in walk(node):
+        for target in assignment_targets(n):
+            names.update(stored_names(target))
+    return names

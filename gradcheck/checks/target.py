@@ -13,7 +13,7 @@ from gradcheck.checks.adapters.base import Adapter
 from gradcheck.checks.numeric import dtype_eps
 
 # Upper bound on the elements of one batched input; keeps memory in the tens of megabytes.
-BATCH_ELEMENTS = 2**21
+BATCH_ELEMENTS = 2**17
 
 
 class Target:

@@ -57,7 +57,18 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False, pin_memor
     >>> tensor([1.0, 2.0], requires_grad=True)
     tensor([1., 2.], requires_grad=True)
     """
+    if dtype is not None and not isinstance(data, (Tensor, np.ndarray)):
+        # NOTE: parse straight into the requested dtype; going through float32 first (the
+        # default) would round float64 data.
+        return _finish(np.array(_infer_nested(data), dtype=dt.as_dtype(dtype).np), None,
+                       device, requires_grad)
     return _finish(_infer(data), dtype, device, requires_grad)
+
+
+def _infer_nested(data):
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+        return [_infer(x) for x in data]
+    return data
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:

@@ -1,14 +1,16 @@
 """Our full and fast modes against torch.autograd.gradcheck (slow and fast), side by side.
 
-Run:  python bench/checker.py [--repeat 3]
+Run:  python bench/checker.py [--repeat 5]
 
-For each function it prints the best CPU time of ``--repeat`` runs (after one warm-up),
-the forward and backward evaluation counts, and the verdict. Our counts are calls, then the
-points evaluated inside batched calls after the slash; torch's are calls.
+For each function it prints the median CPU time and the median wall time of ``--repeat``
+runs (after one warm-up), the forward and backward evaluation counts, and the verdict. Our
+counts are calls, then the points evaluated inside batched calls after the slash; torch's
+are calls. Both checkers run single-threaded (torch.set_num_threads(1)) on float64 inputs.
 """
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 import warnings
 
@@ -95,21 +97,22 @@ def run_torch(fn, inputs, fast):
     return verdict, str(counter.forward), counter.backward
 
 
-def best_time(run, repeat):
-    """Best CPU time of ``repeat`` runs: on a shared machine, wall time mostly measures the
-    neighbours; with one torch thread, process time is the work this checker did."""
+def median_times(run, repeat):
+    """Median CPU and wall time of ``repeat`` runs. On a shared machine wall time also
+    measures the neighbours; with one torch thread, CPU time is the work this checker did."""
     run()  # warm-up: imports, vmap tracing caches, allocator
-    times, out = [], None
+    cpu, wall, out = [], [], None
     for _ in range(repeat):
-        start = time.process_time()
+        start, start_wall = time.process_time(), time.perf_counter()
         out = run()
-        times.append(time.process_time() - start)
-    return min(times), out
+        cpu.append(time.process_time() - start)
+        wall.append(time.perf_counter() - start_wall)
+    return statistics.median(cpu), statistics.median(wall), out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     torch.set_num_threads(1)
     checkers = [
@@ -118,19 +121,22 @@ def main() -> None:
         ("torch slow", lambda f, x: run_torch(f, x, False)),
         ("torch fast", lambda f, x: run_torch(f, x, True)),
     ]
-    print(f"torch {torch.__version__}, 1 thread, best CPU time of {args.repeat}\n")
-    print("| function | checker | CPU time (s) | forward calls/points | backward calls/points | verdict |")
-    print("|---|---|---:|---:|---:|---|")
+    print(f"torch {torch.__version__}, 1 thread, medians of {args.repeat} runs\n")
+    print("| function | checker | CPU (s) | wall (s) | forward calls/points "
+          "| backward calls/points | verdict |")
+    print("|---|---|---:|---:|---:|---:|---|")
     for name, fn, inputs in cases():
         timings = {}
         for label, run in checkers:
-            seconds, (passed, forward, backward) = best_time(lambda run=run, fn=fn, inputs=inputs: run(fn, inputs),
-                                                   args.repeat)
-            timings[label] = seconds
+            cpu, wall, (passed, forward, backward) = median_times(
+                lambda run=run, fn=fn, inputs=inputs: run(fn, inputs), args.repeat)
+            timings[label] = cpu, wall
             verdict = "pass" if passed else "FAIL"
-            print(f"| {name} | {label} | {seconds:.4f} | {forward} | {backward} | {verdict} |")
-        ratio = timings["torch slow"] / timings["ours full"]
-        print(f"| {name} | torch slow / ours full | {ratio:.1f}x | | | |")
+            print(f"| {name} | {label} | {cpu:.4f} | {wall:.4f} | {forward} | {backward} "
+                  f"| {verdict} |")
+        slow, ours = timings["torch slow"], timings["ours full"]
+        print(f"| {name} | torch slow / ours full | {slow[0] / ours[0]:.1f}x "
+              f"| {slow[1] / ours[1]:.1f}x | | | |")
 
 
 if __name__ == "__main__":

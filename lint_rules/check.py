@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,8 @@ if TYPE_CHECKING:
     import libcst as cst
 
 STRICT_ENV = "GRADCHECK_LINT_STRICT"
+MAX_NESTING = 200  # CPython's limit on nested brackets (MAXLEVEL in its tokenizer)
+_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
 _BOM = "\ufeff"
 
 
@@ -56,21 +59,41 @@ def _parse(text: str, path: str) -> cst.Module:
     # skips) must not pay for it.
     import libcst as cst
 
+    if _nested_too_deep(text):
+        # NOTE: libcst's native parser overflows the C stack (a segfault, not an exception)
+        # on a few thousand nested brackets; CPython rejects more than 200 anyway.
+        error = _compile_error(text, path)
+        if error is not None:
+            raise error
     try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        raise _located(text, path, exc.message, exc.raw_line, exc.raw_column + 1) from None
+        error = _compile_error(text, path)
+        raise error or LintSyntaxError(f"cannot parse {path}: {exc.message}", max(exc.raw_line, 1),
+                                       exc.raw_column + 1) from None
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         # Too deeply nested for the parser, or a tree libcst refuses to build.
         raise LintSyntaxError(f"cannot parse {path}: {exc}", 1, 1) from None
 
 
-def _located(text: str, path: str, message: str, line: int, column: int) -> LintSyntaxError:
-    """The error to report when libcst rejects ``text``.
+def _nested_too_deep(text: str) -> bool:
+    """Whether brackets (strings and comments included) nest deeper than CPython allows."""
+    if text.count("(") + text.count("[") + text.count("{") <= MAX_NESTING:
+        return False
+    depth = 0
+    for bracket in _NOT_BRACKETS.sub("", text):
+        depth += 1 if bracket in "([{" else -1
+        if depth > MAX_NESTING:
+            return True
+    return False
+
+
+def _compile_error(text: str, path: str) -> LintSyntaxError | None:
+    """CPython's own verdict on ``text``: the error it reports, or None when it compiles.
 
     libcst names the token where its parser gave up, which is often the line after the
-    mistake (a missing colon shows up on the indented line below). CPython's own compiler
-    names the offending token, so on this rare path we ask it for the position and wording.
+    mistake (a missing colon shows up on the indented line below); CPython's compiler names
+    the offending token, so on this rare path we ask it for the position and wording.
     """
     try:
         compile(text, path, "exec", dont_inherit=True)
@@ -78,8 +101,7 @@ def _located(text: str, path: str, message: str, line: int, column: int) -> Lint
         return LintSyntaxError(f"cannot parse {path}: {exc.msg}", exc.lineno or 1, exc.offset or 1)
     except (ValueError, RecursionError, MemoryError) as exc:  # e.g. a null byte (Python 3.11)
         return LintSyntaxError(f"cannot parse {path}: {exc}", 1, 1)
-    # Valid Python that this libcst version cannot parse: report libcst's own position.
-    return LintSyntaxError(f"cannot parse {path}: {message}", max(line, 1), max(column, 1))
+    return None
 
 
 def _selected(select: Iterable[str] | None) -> tuple:
@@ -92,13 +114,17 @@ def _selected(select: Iterable[str] | None) -> tuple:
 def _run(tree: cst.Module, text: str, rules: tuple) -> list[Finding]:
     if not rules:
         return []
-    from lint_rules.source import SourceText
+    from lint_rules.source import SourceText, TooDeeplyNested
 
-    analysis = analyse(tree, SourceText(text, tree))
     seen: dict[tuple, Finding] = {}
-    for rule in rules:
-        for finding in rule.check(analysis):
-            seen.setdefault((finding.code, finding.line, finding.column), finding)
+    try:
+        analysis = analyse(tree, SourceText(text, tree))
+        for rule in rules:
+            for finding in rule.check(analysis):
+                seen.setdefault((finding.code, finding.line, finding.column), finding)
+    except TooDeeplyNested:
+        # A known limit, not a bug: like the flow analysis out of budget, report nothing.
+        return []
     return sorted(seen.values(), key=lambda f: (f.line, f.column, f.code))
 
 

@@ -30,6 +30,7 @@ from lint_rules.summaries import FunctionNode, ModuleIndex
 MAX_LOOP_PASSES = 8
 MAX_WORLDS = 32
 BUDGET = 40_000  # statements interpreted per unit before giving up silently
+TestKey = tuple  # an `if` test: (its text without whitespace, the names it reads)
 
 
 class _OutOfBudget(Exception):
@@ -58,13 +59,13 @@ class Interpreter(Effects):
         self._loops: list[cst.CSTNode] = []
         # enclosing if-tests: (text, loop depth, whether it is a modulo/counter test)
         self._conditions: list[tuple[str, int, bool]] = []
-        self._gates: list[str] = []
+        self._gates: list[TestKey] = []
         self._handlers = 0
         self._frames: list[FunctionNode] = []
         self._subst: list[dict[str, tuple[str, ...]]] = [{}]
         self._local_defs: list[dict[str, FunctionNode]] = [{}]
         self._class: list[str | None] = [None]
-        self._unstable: set[str] = set()
+        self._unstable: set[TestKey] = set()
         self._budget = BUDGET
         self._loop_assigned: dict[int, set[str]] = {}
 
@@ -323,7 +324,8 @@ class Interpreter(Effects):
 
 
 dotted = ev.dotted
-TestKey = tuple  # (the test's text without whitespace, the names it reads)
+
+
 def _join_flows(a: Flow, b: Flow) -> Flow:
     return Flow(join(a.normal, b.normal), join(a.brk, b.brk), join(a.cont, b.cont),
                 join(a.ret, b.ret))

@@ -15,6 +15,10 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
 
+class TooDeeplyNested(Exception):
+    """The module parsed, but its nesting is too deep for libcst to compute positions."""
+
+
 class SourceText:
     """Line table and node positions for one parsed source string.
 
@@ -39,7 +43,14 @@ class SourceText:
         """Where ``node`` starts and ends (without its own parentheses, as Python's parser)."""
         if self._ranges is None:
             # The tree is never modified, so the defensive deep copy is skipped.
-            self._ranges = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+            try:
+                self._ranges = wrapper.resolve(PositionProvider)
+            except (RecursionError, KeyError) as exc:
+                # libcst generates positions recursively: an expression nested a few hundred
+                # levels deep (which its parser accepts) exhausts the stack, and the failure
+                # surfaces as a RecursionError or a KeyError for a node left unrecorded.
+                raise TooDeeplyNested("expression nesting too deep to locate nodes") from exc
         return self._ranges[node]
 
     def line_text(self, line: int) -> str:

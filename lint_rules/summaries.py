@@ -233,10 +233,8 @@ def _declared_names(node: cst.CSTNode) -> list[int]:
         return [id(node.name)]
     if isinstance(node, cst.Arg) and node.keyword is not None:
         return [id(node.keyword)]
-    if isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
-        return [id(n) for alias in node.names for n in syntax.walk(alias)]
-    if isinstance(node, cst.ImportFrom) and node.module is not None:
-        return [id(n) for n in syntax.walk(node.module)]
+    if isinstance(node, (cst.Import, cst.ImportFrom)):
+        return [id(n) for n in syntax.walk(node)]
     if isinstance(node, (cst.Global, cst.Nonlocal)):
         return [id(item.name) for item in node.names]
     if isinstance(node, cst.ExceptHandler) and node.name is not None:

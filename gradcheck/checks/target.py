@@ -13,7 +13,7 @@ from gradcheck.checks.adapters.base import Adapter
 from gradcheck.checks.numeric import dtype_eps
 
 # Upper bound on the elements of one batched input; keeps memory in the tens of megabytes.
-BATCH_ELEMENTS = 2**17
+BATCH_ELEMENTS = 2**21
 
 
 class Target:
@@ -118,7 +118,7 @@ class Target:
     def _batched(self, i: int, points: np.ndarray, dtype: str | None, mode: str):
         arrays = list(self.x)
         arrays[i] = points
-        args = self.adapter.native_args(arrays, dtype)
+        args = self.adapter.native_args(arrays, dtype, scratch=i)
         self.counts["forward"] += 1
         self.counts["forward_points"] += len(points)
         if mode == "vmap":

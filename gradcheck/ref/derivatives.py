@@ -22,8 +22,12 @@ def _shape_error(exc, a, b, **_):
     return mismatch_error(a.shape, b.shape)
 
 
-def _binary(name, forward, backward, saves=(0, 1), saves_output=False):
-    return Op(name, forward, backward, saves, saves_output, on_error=_shape_error)
+def _binary(name, forward, backward, saves=(0, 1), saves_output=False, saves_when=None):
+    return Op(name, forward, backward, saves, saves_output, on_error=_shape_error,
+              saves_when=saves_when)
+
+
+CROSS = ((1,), (0,))  # save input 0 when input 1 needs a grad, and the other way round
 
 
 # ---- helpers used by several rules ---------------------------------------------------------
@@ -107,25 +111,34 @@ def _minimum(ctx, g):
 
 
 def _matmul(ctx, g):
-    a, b = ctx.saved_tensors
-    a2 = a.unsqueeze(0) if a.ndim == 1 else a
-    b2 = b.unsqueeze(-1) if b.ndim == 1 else b
+    a, b = ctx.saved_tensors  # a is saved only when b needs a grad, and b only when a does
+    a_nd, b_nd = len(ctx.in_meta[0][0]), len(ctx.in_meta[1][0])
     g2 = g.unsqueeze(-1).unsqueeze(-1) if g.ndim == 0 else g
-    if g.ndim and a.ndim == 1:
+    if g.ndim and a_nd == 1:
         g2 = g2.unsqueeze(-2)
-    if g.ndim and b.ndim == 1:
+    if g.ndim and b_nd == 1:
         g2 = g2.unsqueeze(-1)
     ga = gb = None
     # NOTE: each gradient is produced in its input's memory layout. `x @ W.t()` makes W.t() an
     # F-ordered view; a C-ordered gradient for it would be transposed back into a strided
     # array whose later copies cost ~15x a plain memcpy.
     if ctx.needs_input_grad[0]:
-        ga = (b2 @ g2.mT).mT if _f_ordered(a) and g2.ndim == 2 else g2 @ b2.mT
-        ga = ga.squeeze(-2) if a.ndim == 1 else ga
+        b2 = b.unsqueeze(-1) if b_nd == 1 else b
+        ga = (b2 @ g2.mT).mT if ctx.a_f and g2.ndim == 2 else g2 @ b2.mT
+        ga = ga.squeeze(-2) if a_nd == 1 else ga
     if ctx.needs_input_grad[1]:
-        gb = (g2.mT @ a2).mT if _f_ordered(b) and g2.ndim == 2 else a2.mT @ g2
-        gb = gb.squeeze(-1) if b.ndim == 1 else gb
+        a2 = a.unsqueeze(0) if a_nd == 1 else a
+        gb = (g2.mT @ a2).mT if ctx.b_f and g2.ndim == 2 else a2.mT @ g2
+        gb = gb.squeeze(-1) if b_nd == 1 else gb
     return ga, gb
+
+
+def f_ordered(array) -> bool:
+    """True for a 2-D array laid out column-major only (e.g. the transpose of a C array)."""
+    if array.ndim != 2:
+        return False
+    flags = array.flags
+    return flags.f_contiguous and not flags.c_contiguous
 
 
 def _linear(ctx, g):
@@ -153,9 +166,6 @@ def _linear_error(exc, x, w, b=None):
     )
 
 
-def _f_ordered(t) -> bool:
-    flags = t._data.flags
-    return t._data.ndim == 2 and flags.f_contiguous and not flags.c_contiguous
 
 
 def _matmul_error(exc, a, b, **_):
@@ -180,7 +190,7 @@ def _matmul_error(exc, a, b, **_):
     )
 
 
-def _matmul_forward(a, b):
+def _matmul_forward(a, b, a_f=False, b_f=False):
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("0-d matmul")
     return np.matmul(a, b)
@@ -377,6 +387,27 @@ def _select(ctx, g):
 # ---- shape and indexing ---------------------------------------------------------------------
 def _reshape_error(exc, a, shape):
     return RuntimeError(f"shape '{list(shape)}' is invalid for input of size {a.numel()}")
+
+
+def _view_forward(a, shape):
+    try:
+        return a.reshape(shape, copy=False)  # numpy >= 2.1 refuses instead of copying
+    except TypeError:  # older numpy: assigning .shape refuses to copy
+        out = a.view()
+        try:
+            out.shape = shape
+        except AttributeError as exc:
+            raise ValueError("Unable to avoid creating a copy") from exc
+        return out
+
+
+def _view_error(exc, a, shape):
+    if "copy" not in str(exc):
+        return _reshape_error(exc, a, shape)
+    return RuntimeError(
+        "view size is not compatible with input tensor's size and stride (at least one dimension "
+        "spans across two contiguous subspaces). Use .reshape(...) instead."
+    )
 
 
 def _back_to_shape(ctx, g):
@@ -598,15 +629,17 @@ def _to_device(ctx, g):
 TABLE = {
     "add": _binary("AddBackward0", np.add, lambda ctx, g: (g, g), saves=()),
     "sub": _binary("SubBackward0", np.subtract, lambda ctx, g: (g, -g), saves=()),
-    "mul": _binary("MulBackward0", np.multiply, _mul),
-    "div": _binary("DivBackward0", np.true_divide, _div),
+    "mul": _binary("MulBackward0", np.multiply, _mul, saves_when=CROSS),
+    "div": _binary("DivBackward0", np.true_divide, _div, saves_when=((1,), (0, 1))),
     "pow": _binary("PowBackward1", np.power, _pow, saves_output=True),
     "maximum": _binary("MaximumBackward0", np.maximum, _maximum),
     "minimum": _binary("MinimumBackward0", np.minimum, _minimum),
-    "matmul": Op("MmBackward0", _matmul_forward, _matmul, (0, 1), on_error=_matmul_error),
-    "linear": Op("AddmmBackward0", _linear_forward, _linear, (0, 1), on_error=_linear_error),
+    "matmul": Op("MmBackward0", _matmul_forward, _matmul, (0, 1), on_error=_matmul_error,
+                 saves_when=CROSS),
+    "linear": Op("AddmmBackward0", _linear_forward, _linear, (0, 1), on_error=_linear_error,
+                 saves_when=CROSS),
     "linear_no_bias": Op("MmBackward0", _linear_forward, _linear, (0, 1),
-                         on_error=_linear_error),
+                         on_error=_linear_error, saves_when=CROSS),
     "pow_scalar": _unary("PowBackward0", lambda a, exponent: a ** exponent, _pow_scalar),
     "rpow_scalar": _unary("PowBackward2", lambda a, base: base ** a, _rpow_scalar,
                           saves_input=False, saves_output=True),
@@ -660,6 +693,7 @@ TABLE = {
     "norm": _unary("NormBackward1", _norm_forward, _norm, True, True),
     "reshape": Op("ViewBackward0", lambda a, shape: a.reshape(shape), _back_to_shape, view=True,
                   on_error=_reshape_error),
+    "view": Op("ViewBackward0", _view_forward, _back_to_shape, view=True, on_error=_view_error),
     "transpose": Op("TransposeBackward0", lambda a, dim0, dim1: a.swapaxes(dim0, dim1),
                     lambda ctx, g: (g.transpose(ctx.dim0, ctx.dim1),), view=True),
     "permute": Op("PermuteBackward0", lambda a, dims: a.transpose(dims),

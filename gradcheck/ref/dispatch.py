@@ -27,6 +27,9 @@ class Op(NamedTuple):
     saves_output: bool = False
     view: bool = False
     on_error: Callable | None = None
+    # saves_when[k]: inputs whose need for a gradient makes saves[k] worth saving; like torch,
+    # an input that no rule will read is not saved (so editing it later is not an error).
+    saves_when: tuple | None = None
 
 
 _generic = np.generic
@@ -50,7 +53,11 @@ def apply(op: Op, *inputs, **attrs):
                 break
         else:
             return _make(out)
-        saved = inputs if op.saves == "all" else [inputs[i] for i in op.saves]
+        if op.saves_when is not None:
+            saved = [inputs[i] if any(inputs[j]._rg for j in when) else None
+                     for i, when in zip(op.saves, op.saves_when)]
+        else:
+            saved = inputs if op.saves == "all" else [inputs[i] for i in op.saves]
         node = Node(op.name, op.backward, inputs, saved)
         if attrs:
             node.__dict__.update(attrs)

@@ -52,7 +52,8 @@ class Node:
         self.next = edges = tuple([_edge(t) for t in inputs])
         self.needs_input_grad = tuple([e is not None for e in edges])
         self.in_meta = tuple([(t._data.shape, _BY_NP[t._data.dtype]) for t in inputs])
-        self._saved = tuple([(t, t._vc[0]) for t in saved]) if saved else ()
+        self._saved = tuple([(t, t._vc[0] if t is not None else 0) for t in saved]
+                            ) if saved else ()
         self._saved_output = None
         self.pre_hooks = None  # tensor hooks registered on this node's output
         self.retained = None  # weak reference to the output when it called retain_grad()
@@ -79,7 +80,7 @@ class Node:
             raise RuntimeError(FREED)
         out = []
         for tensor, version in self._saved:
-            if tensor._vc[0] != version:
+            if tensor is not None and tensor._vc[0] != version:
                 gf = tensor.grad_fn
                 raise _modified_error(tensor, gf.name().split("Backward")[0] if gf else "", version)
             out.append(tensor)

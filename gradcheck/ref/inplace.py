@@ -18,6 +18,40 @@ from gradcheck.ref.graph import Node
 from gradcheck.ref.tensors import Tensor, _make, check_inplace
 
 
+OVERLAP = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer "
+    "to a single memory location. Please clone() the tensor before performing the operation."
+)
+
+
+def check_overlap(dest, sources) -> None:
+    """torch refuses in-place ops whose input partly aliases the memory being written
+    (``x[1:].add_(x[:-1])``). Like torch it only judges dense arrays, by their memory ranges:
+    the same range (``x.add_(x)``) is fine, and strided views are given the benefit of doubt."""
+    if type(dest) is not np.ndarray or not _dense(dest):
+        return
+    for src in sources:
+        if not isinstance(src, Tensor):
+            continue
+        data = src._data
+        if type(data) is not np.ndarray or not _dense(data):
+            continue
+        if not np.may_share_memory(dest, data):
+            continue
+        start, other = _address(dest), _address(data)
+        if start != other or dest.nbytes != data.nbytes:
+            raise RuntimeError(OVERLAP)
+
+
+def _dense(array) -> bool:
+    flags = array.flags
+    return flags.c_contiguous or flags.f_contiguous
+
+
+def _address(array) -> int:
+    return array.__array_interface__["data"][0]
+
+
 def _needs_graph(self, args) -> bool:
     if not grad_mode._enabled[0]:
         return False
@@ -64,27 +98,33 @@ def _broadcasts(a, b) -> bool:
 def inplace(self, fn, *args, **kwargs):
     """Apply out-of-place ``fn(self, *args)`` and write the result into self, torch's way."""
     check_inplace(self)
+    check_overlap(self._data, args)
     if _needs_graph(self, args):
-        if self._view is not None and self._view[3] != self._vc[0]:
-            refresh_view(self)  # another alias edited the base since this view was made
-        # The old value becomes the op's input; copy it because the op may have saved it.
-        old = _make(self._data.copy(), grad_fn=self.grad_fn)
-        result = fn(old, *args, **kwargs)
-        if result._data.shape != self._data.shape:
-            raise _inplace_error(self, result, ValueError())
-        _write(self, result)
-        self.grad_fn = result.grad_fn
-        self._rg = True
-        self._retains_grad = False
-        self._vc[0] += 1
-        if self._view is not None:
-            _rebase(self)
-        return self
+        return _graph_inplace(self, fn, *args, **kwargs)
     result = fn(self, *args, **kwargs)
     if result._data.shape != self._data.shape:
         raise _inplace_error(self, result, ValueError())
     _write(self, result)
     self._vc[0] += 1
+    return self
+
+
+def _graph_inplace(self, fn, *args, **kwargs):
+    """In-place op while recording: the op's node becomes self's grad_fn."""
+    if self._view is not None and self._view[3] != self._vc[0]:
+        refresh_view(self)  # another alias edited the base since this view was made
+    # The old value becomes the op's input; copy it because the op may have saved it.
+    old = _make(self._data.copy(), grad_fn=self.grad_fn)
+    result = fn(old, *args, **kwargs)
+    if result._data.shape != self._data.shape:
+        raise _inplace_error(self, result, ValueError())
+    _write(self, result)
+    self.grad_fn = result.grad_fn
+    self._rg = True
+    self._retains_grad = False
+    self._vc[0] += 1
+    if self._view is not None:
+        _rebase(self)
     return self
 
 
@@ -94,6 +134,7 @@ def _fast(ufunc):
     def fn(self, other, *, alpha=1):
         if _needs_graph(self, (other,)):
             return None
+        check_overlap(self._data, (other,))
         o = other._data if isinstance(other, Tensor) else other
         if alpha != 1:
             o = o * alpha
@@ -168,6 +209,7 @@ def copy_(self, src, non_blocking=False):
     """Copy ``src`` (broadcast, cast, moved) into self; the gradient flows to ``src``."""
     check_inplace(self)
     src_t = src if isinstance(src, Tensor) else _make(np.asarray(src))
+    check_overlap(self._data, (src_t,))
     if src_t.device != self.device:
         src_t = ops.move(src_t, self.device)
     if _needs_graph(self, (src_t,)):
@@ -207,10 +249,17 @@ def setitem(self, index, value) -> None:
     """``self[index] = value``; recorded in the graph when grad mode needs it."""
     check_inplace(self)
     value_t = value if isinstance(value, Tensor) else ops._const(value, self, self._data.dtype)
-    if _needs_graph(self, (value_t,)):
-        inplace(self, ops.index_put, index, value_t)
-        return
     norm = ops._normalise_index(index)
+    if ops.is_basic_index(norm):  # a copy into a view: only that region is written
+        try:
+            check_overlap(self._data[norm], (value_t,))
+        except IndexError as exc:
+            raise IndexError(str(exc).replace("axis", "dimension")) from None
+    else:
+        check_overlap(self._data, (value_t,))
+    if _needs_graph(self, (value_t,)):
+        _graph_inplace(self, ops.index_put, index, value_t)
+        return
     try:
         self._data[norm] = value_t._data
     except IndexError as exc:

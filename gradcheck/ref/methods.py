@@ -264,7 +264,7 @@ def attach() -> None:
         "uniform_": random.uniform_, "normal_": random.normal_, "bernoulli_": random.bernoulli_,
         "max": _max_method, "min": _min_method, "where": _where_method,
         "T": property(_T), "mT": property(_mT), "H": property(_T), "mH": property(_mT),
-        "view": _shape_method(ops.reshape), "reshape": _shape_method(ops.reshape),
+        "view": _shape_method(ops.view), "reshape": _shape_method(ops.reshape),
         "multiply": ops.mul, "divide": ops.div, "true_divide": ops.div,
     }
     same_name = (

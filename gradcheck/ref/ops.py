@@ -30,7 +30,7 @@ from gradcheck.ref.arguments import (  # noqa: F401
     zeros_like_shape,
 )
 
-from gradcheck.ref.derivatives import TABLE  # noqa: E402,I001  (derivatives imports this module)
+from gradcheck.ref.derivatives import TABLE, f_ordered  # noqa: E402,I001  (imports this module)
 
 def _binary_op(name):
     op = TABLE[name]
@@ -140,7 +140,7 @@ def matmul(input, other):  # noqa: A002
     [3.0, 3.0]
     """
     a, b = _pair(input, other)
-    return apply(TABLE["matmul"], a, b)
+    return apply(TABLE["matmul"], a, b, a_f=f_ordered(a._data), b_f=f_ordered(b._data))
 
 
 mm = bmm = matmul

@@ -38,7 +38,14 @@ def reshape(input, *shape):  # noqa: A002
     return apply(TABLE["reshape"], input, shape=shape)
 
 
-view = reshape
+def view(input, *shape):  # noqa: A002
+    """Like ``reshape`` but never copies: torch's error when the strides do not allow it.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.ones(2, 3).view(-1).shape
+    torch.Size([6])
+    """
+    return apply(TABLE["view"], input, shape=_shape_args(shape))
 
 
 def flatten(input, start_dim=0, end_dim=-1):  # noqa: A002

@@ -113,3 +113,51 @@ def test_colours_never_share_an_output(rows, cols, seed):
         touching = colors[pattern[:, o]]
         assert len(set(touching.tolist())) == len(touching)
     assert colors.max() + 1 < pattern.shape[0]
+
+
+def _two_outputs(x, y):
+    return x * 2.0, np.sin(x[:3]) * y
+
+
+def _two_outputs_vjp(gs, x, y):
+    g0, g1 = gs
+    gx = 2.0 * g0
+    gx[:3] += g1 * np.cos(x[:3]) * y
+    return gx, g1 * np.sin(x[:3])
+
+
+def _two_outputs_forgets_y(gs, x, y):
+    gx, _ = _two_outputs_vjp(gs, x, y)
+    return gx, np.zeros_like(y)  # the second input's grad goes missing
+
+
+def _two_outputs_forgets_x(gs, x, y):
+    # output 1 has no analytic dependency on x at all: no colour owns its elements
+    return 2.0 * gs[0], gs[1] * np.sin(x[:3])
+
+
+@pytest.mark.parametrize("vjp, right", [(_two_outputs_vjp, True), (_two_outputs_forgets_y, False),
+                                        (_two_outputs_forgets_x, False)])
+def test_two_inputs_two_outputs_with_unowned_colours(vjp, right):
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal(40), rng.standard_normal(3)
+    results = [check_grad(_two_outputs, (x, y), vjp=vjp, raise_on_failure=False, taylor=False,
+                          batch=b) for b in (True, False)]
+    assert [r.passed for r in results] == [right, right]
+    assert results[0].mismatch_counts == results[1].mismatch_counts
+    assert [(m.input, m.index, m.output, m.out_index) for m in results[0].mismatches] == [
+        (m.input, m.index, m.output, m.out_index) for m in results[1].mismatches]
+    if right:  # a wrong backward sends whole colours back to the per-element check
+        assert results[0].evaluations["forward_points"] < results[1].evaluations["forward_points"]
+
+
+def test_colours_evaluated_in_chunks_give_the_same_columns(monkeypatch):
+    from gradcheck.checks import full
+
+    fn, vjp, _ = CASES["row-wise x * rowsum"]
+    x = np.random.default_rng(6).standard_normal((6, 8))
+    whole, _ = _numeric_jacobian(fn, x, vjp, True)
+    monkeypatch.setattr(full, "BATCH_ELEMENTS", 100)  # one colour per batch
+    pieces, counts = _numeric_jacobian(fn, x, vjp, True)
+    np.testing.assert_allclose(whole.numeric[0], pieces.numeric[0], rtol=1e-12, atol=0)
+    assert counts["forward"] > 8

@@ -11,6 +11,8 @@ MODULES = [
     "gradcheck.checks.result",
     "gradcheck.checks.fast",
     "gradcheck.checks.sweep",
+    "gradcheck.checks.compress",
+    "gradcheck.checks.analytic",
     "gradcheck.checks.planted",
     "gradcheck.checks.adapters",
     "gradcheck.checks.check",

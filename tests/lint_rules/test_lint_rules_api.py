@@ -55,6 +55,26 @@ def test_unparsable_source_raises_lint_syntax_error_with_a_position(source: str,
     assert "bad.py" in info.value.message
 
 
+@pytest.mark.parametrize("depth", [201, 5000])
+def test_brackets_nested_deeper_than_python_allows_are_a_syntax_error(depth: int) -> None:
+    # Thousands of nested brackets would overflow the native parser's stack.
+    source = f"for x in y:\n    loss = {'(' * depth}x{')' * depth}\n    loss.backward()\n    opt.step()\n"
+    with pytest.raises(LintSyntaxError) as info:
+        check_source(source, "deep.py", strict=True)
+    assert info.value.line == 2 and "nested" in info.value.message
+
+
+def test_deep_but_valid_nesting_is_linted_or_skipped_without_crashing() -> None:
+    brackets = f"    loss = {'(' * 150}x{')' * 150}\n"
+    unary = f"    loss = {'-' * 600}x\n"
+    tail = "    loss.backward()\n    opt.step()\n"
+    assert [f.code for f in check_source("for x in y:\n" + brackets + tail, strict=True)] == ["GC002"]
+    # Too deep for libcst to compute positions at the default recursion limit: then no
+    # findings, but never an exception, even when strict.
+    codes = [f.code for f in check_source("for x in y:\n" + unary + tail, strict=True)]
+    assert codes in ([], ["GC002"])
+
+
 def test_source_without_trigger_words_is_skipped_without_parsing() -> None:
     # Not valid Python, but the prefilter answers first, so nothing is parsed.
     assert check_source("def broken(:\n    return model(x)\n") == []

@@ -457,3 +457,24 @@ def test_other_views_of_an_edited_base_see_the_edit():
         return x.grad.tolist(), row.tolist(), h.tolist()
 
     assert run(ref) == run(torch)
+
+
+def test_only_tensors_a_rule_reads_are_saved():
+    # x * 3 needs 3 (not x) for x's gradient, so editing x's storage later is no error
+    def run(m):
+        x = m.zeros(3, dtype=m.float64, requires_grad=True)
+        t = x * 1
+        t[0] = t[2] * 3
+        (t * m.tensor([1.0, 2.0, 3.0], dtype=m.float64)).sum().backward()
+        return x.grad.tolist()
+
+    assert run(ref) == run(torch)
+    assert_same_error(lambda m: _edit_saved_operand(m))
+
+
+def _edit_saved_operand(m):
+    x = m.ones(3, requires_grad=True)
+    w = m.ones(3, requires_grad=True) * 1
+    y = x * w  # both need grads: both saved
+    w.add_(1)
+    y.sum().backward()

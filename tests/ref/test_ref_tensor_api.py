@@ -235,6 +235,7 @@ def test_in_place_ops_match_torch_and_bump_version(op):
     lambda m: m.ones(2).requires_grad_().numpy(),
     lambda m: m.ones(3, dtype=m.long).mean(),
     lambda m: m.ones(3, dtype=m.long).add_(1.5),
+    lambda m: m.ones(2, 3).t().view(6),
     lambda m: m.ones(3).add_(m.ones(2, 3)),
 ])
 def test_bad_input_gets_torchs_error_not_a_numpy_traceback(fn):
@@ -316,3 +317,21 @@ def test_deepcopy_of_leaves_keeps_grad_and_refuses_non_leaves():
 
     assert run(ref) == run(torch)
     assert_same_error(lambda m: copy.deepcopy(m.ones(2, requires_grad=True) * 2))
+
+
+@pytest.mark.parametrize("edit", [
+    lambda m, x: x[1:].copy_(x[:5]), lambda m, x: x.__setitem__(slice(1, None), x[:5]),
+    lambda m, x: x.add_(x), lambda m, x: x[::2].add_(x[1::2]), lambda m, x: x[1:].mul_(x[:5]),
+    lambda m, x: x.__setitem__(m.tensor([0, 1]), x[2:4]), lambda m, x: x[0:2].copy_(x[0:2]),
+    lambda m, x: x.reshape(2, 3).t()[0].add_(x[:2]), lambda m, x: x.add_(x[0]),
+])
+def test_in_place_ops_refuse_partly_aliased_inputs_like_torch(edit):
+    def run(m):
+        x = m.arange(6.0)
+        try:
+            edit(m, x)
+        except RuntimeError as exc:
+            return str(exc)
+        return x.tolist()
+
+    assert run(ref) == run(torch)

@@ -49,6 +49,11 @@ class Adapter:
         """``a`` as a framework array with ``like``'s dtype, or ``dtype`` when given."""
         raise NotImplementedError
 
+    def scratch_to_native(self, a: np.ndarray, like: Any, dtype: str | None) -> Any:
+        """Like to_native for an array the checker builds for one call and never reads again
+        (a batch of perturbed points), so an adapter may wrap it instead of copying."""
+        return self.to_native(a, like, dtype)
+
     def call(self, args: list) -> Any:
         """fn(*args) without recording a graph."""
         raise NotImplementedError
@@ -78,12 +83,16 @@ class Adapter:
         return self.to_native(a, like, None)
 
     # -- shared ----------------------------------------------------------------------------
-    def native_args(self, arrays: Sequence[np.ndarray | None], dtype: str | None) -> list:
-        """Framework arguments: arrays replace the floating inputs, the rest pass through."""
+    def native_args(self, arrays: Sequence[np.ndarray | None], dtype: str | None,
+                    scratch: int | None = None) -> list:
+        """Framework arguments: arrays replace the floating inputs, the rest pass through;
+        ``arrays[scratch]`` is a throwaway batch (see scratch_to_native)."""
         args = []
-        for x, a in zip(self.inputs, arrays):
+        for pos, (x, a) in enumerate(zip(self.inputs, arrays)):
             if a is None or not self.is_float(x):
                 args.append(x)
+            elif pos == scratch:
+                args.append(self.scratch_to_native(a, x, dtype))
             else:
                 args.append(self.to_native(a, x, dtype))
         return args

@@ -41,6 +41,12 @@ class TorchAdapter(Adapter):
         target = _DTYPES[dtype] if dtype else like.dtype
         return torch.from_numpy(np.array(a, copy=True)).to(device=like.device, dtype=target)
 
+    def scratch_to_native(self, a: np.ndarray, like: Any, dtype: str | None) -> Any:
+        # NOTE: a batch of thousands of points is the largest array the checker builds;
+        # wrapping it (no copy) saves a full pass over it per call.
+        target = _DTYPES[dtype] if dtype else like.dtype
+        return torch.from_numpy(np.ascontiguousarray(a)).to(device=like.device, dtype=target)
+
     def differentiable(self, a: np.ndarray, like: Any) -> Any:
         return self.to_native(a, like, None).requires_grad_(True)
 

@@ -207,7 +207,10 @@ double = float64
 half = float16
 short = int16
 strided = "strided"
-contiguous_format = preserve_format = "contiguous_format"
+# memory formats are plain strings here; only contiguous and preserve change behaviour
+contiguous_format = "contiguous_format"
+preserve_format = "preserve_format"
+channels_last = "channels_last"
 __version__ = "2.13.0+gradcheck.ref"
 
 

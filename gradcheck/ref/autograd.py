@@ -139,6 +139,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 class FunctionCtx(Node):
     """The ``ctx`` of a custom Function: it is also the Function's node in the graph."""
 
+    _materialize = True
+    _non_diff = ()
+
     def save_for_backward(self, *tensors) -> None:
         self._to_save = tensors
 
@@ -152,8 +155,92 @@ class FunctionCtx(Node):
         self._materialize = value
 
 
+class _OutputGrads:
+    """The grads reaching a multi-output Function, one slot per output (None: none arrived).
+
+    Each output's own node hands one of these to the Function's node; ``+`` merges them, so
+    the graph walk's ordinary buffer accumulation collects all outputs' grads in one place.
+    """
+
+    __slots__ = ("grads",)
+
+    def __init__(self, grads: list):
+        self.grads = grads
+
+    def __add__(self, other: "_OutputGrads") -> "_OutputGrads":
+        merged = []
+        for a, b in zip(self.grads, other.grads):
+            merged.append(b if a is None else a if b is None else a + b)
+        return _OutputGrads(merged)
+
+
+class _OutputNode(Node):
+    """The grad_fn of output ``index`` of a multi-output Function.
+
+    It keeps per-output state (tensor hooks, retain_grad) and forwards its grad to the
+    Function's node; name, saved tensors and other attributes are the Function's own.
+    """
+
+    def __init__(self, ctx: FunctionCtx, index: int, count: int):
+        self._ctx, self._index, self._count = ctx, index, count
+        self.next = (ctx,)
+        self.needs_input_grad = (True,)
+        self.in_meta = None  # the graph walk passes our _OutputGrads through unchanged
+        self.pre_hooks = None
+        self.retained = None
+
+    def rule(self, node, grad):
+        grads = [None] * self._count
+        grads[self._index] = grad
+        return (_OutputGrads(grads),)
+
+    def release(self) -> None:
+        pass
+
+    def name(self) -> str:
+        return self._ctx.name()
+
+    @property
+    def next_functions(self):
+        return self._ctx.next_functions
+
+    def __repr__(self) -> str:
+        return repr(self._ctx)
+
+    def __getattr__(self, attr):
+        return getattr(self._ctx, attr)
+
+
+def _output_node_class(cls) -> type:
+    """Per-Function subclass, so ``type(out.grad_fn).__name__`` reads ``<Name>Backward``."""
+    node_cls = cls.__dict__.get("_output_node_class")
+    if node_cls is None:
+        node_cls = type(f"{cls.__name__}Backward", (_OutputNode,), {})
+        cls._output_node_class = node_cls
+    return node_cls
+
+
+def _materialized(ctx, grads: list, metas: list) -> list:
+    """torch's set_materialize_grads(True) default: a missing grad of a Tensor output is zeros."""
+    if not ctx._materialize:
+        return grads
+    out = []
+    for g, meta in zip(grads, metas):
+        if g is None and meta is not None:
+            g = _make(np.zeros(meta[0], dtype=meta[1]))
+        out.append(g)
+    return out
+
+
+def _is_non_diff(ctx, tensor) -> bool:
+    return any(tensor is t for t in ctx._non_diff)
+
+
 class Function:
     """Base class for custom ops: define static ``forward(ctx, ...)`` and ``backward(ctx, ...)``.
+
+    ``forward`` may return one Tensor or a tuple; ``backward`` then receives one grad per
+    output (zeros for outputs that got none, unless ``ctx.set_materialize_grads(False)``).
 
     >>> from gradcheck.ref import tensor
     >>> class Cube(Function):
@@ -192,16 +279,23 @@ class Function:
             out = cls.forward(ctx, *args, **kwargs)
         if not (grad_mode._enabled[0] and any(t._rg for _, t in tensors)):
             return out
-        if not isinstance(out, Tensor):
-            raise NotImplementedError(
-                f"{cls.__name__}.forward returned {type(out).__name__}: custom Functions in this "
-                "engine support exactly one Tensor output"
+        single = isinstance(out, Tensor)
+        outputs = (out,) if single else out
+        if not isinstance(outputs, tuple) or not any(isinstance(o, Tensor) for o in outputs):
+            raise TypeError(
+                f"{cls.__name__}.forward returned {type(out).__name__}: a custom Function's "
+                "forward must return a Tensor or a tuple containing Tensors"
             )
+        metas = [(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None
+                 for o in outputs]
         positions = [i for i, _ in tensors]
 
         def rule(node, g):
-            grads = cls.backward(node, g)
+            grads = [g] if single else list(g.grads)
+            grads = cls.backward(node, *_materialized(node, grads, metas))
             grads = grads if isinstance(grads, tuple) else (grads,)
+            if len(grads) > len(args) and all(x is None for x in grads[len(args):]):
+                grads = grads[:len(args)]  # torch ignores trailing Nones
             if len(grads) != len(args):
                 raise RuntimeError(
                     f"function {cls.__name__}Backward returned an incorrect number of gradients "
@@ -212,7 +306,16 @@ class Function:
         Node.__init__(ctx, f"{cls.__name__}Backward", rule, [t for _, t in tensors],
                       ctx._to_save)
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
-        return _make(out._data, ctx, out._vc)
+        results = []
+        for i, o in enumerate(outputs):
+            if not isinstance(o, Tensor):
+                results.append(o)
+            elif _is_non_diff(ctx, o):
+                results.append(_make(o._data, vc=o._vc))
+            else:
+                grad_fn = ctx if single else _output_node_class(cls)(ctx, i, len(outputs))
+                results.append(_make(o._data, grad_fn, o._vc))
+        return results[0] if single else tuple(results)
 
 
 def once_differentiable(fn):

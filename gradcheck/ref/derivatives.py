@@ -201,6 +201,11 @@ def _unary(name, forward, backward, saves_input=True, saves_output=False):
     return Op(name, forward, backward, (0,) if saves_input else (), saves_output)
 
 
+def _clone_forward(a, row_major=False):
+    # preserve_format, like torch's empty_like: the copy keeps the input's stride order
+    return a.copy(order="C" if row_major else "K")
+
+
 def _x(ctx):
     return ctx.saved_tensors[0]
 
@@ -675,7 +680,7 @@ TABLE = {
     "log_softmax": _unary("LogSoftmaxBackward0", _log_softmax_forward, _log_softmax, False, True),
     "logsumexp": _unary("LogsumexpBackward0", _logsumexp_forward, _logsumexp, True, True),
     "to": _unary("ToCopyBackward0", lambda a, dtype: a.astype(dtype), _identity, False),
-    "clone": _unary("CloneBackward0", np.copy, _identity, False),
+    "clone": _unary("CloneBackward0", _clone_forward, _identity, False),
     "sum": _unary("SumBackward1", _sum_forward, _sum, False),
     "sum_all": _unary("SumBackward0", _sum_forward, _sum, False),
     "mean": _unary("MeanBackward1", lambda a, dim, keepdim: a.mean(axis=dim, keepdims=keepdim),

@@ -5,7 +5,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from gradcheck.ref import grad_mode
+from gradcheck.ref import fperrors, grad_mode
 from gradcheck.ref.graph import Node
 from gradcheck.ref.tensors import _make
 
@@ -37,12 +37,15 @@ _generic = np.generic
 
 def apply(op: Op, *inputs, **attrs):
     """Run ``op`` on Tensors ``inputs``; record a graph node when grad mode needs one."""
+    quiet = fperrors.ignore()  # torch is silent about inf/nan; see fperrors
     try:
         out = op.forward(*[t._data for t in inputs], **attrs)
     except (ValueError, IndexError) as exc:
         if op.on_error is None:
             raise
         raise op.on_error(exc, *inputs, **attrs) from None
+    finally:
+        fperrors.restore(quiet)
     if isinstance(out, _generic):
         out = np.asarray(out)
     if op.view:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import weakref
 
-from gradcheck.ref import grad_mode
+from gradcheck.ref import fperrors, grad_mode
 from gradcheck.ref.broadcast import sum_to
 from gradcheck.ref.dtypes import _BY_NP
 from gradcheck.ref.tensors import _make
@@ -225,6 +225,8 @@ def _run_node(node, grad, retain_graph: bool):
         grads = (grads,)
     if not retain_graph:
         node.release()
+    if node.in_meta is None:  # one output of a multi-output Function (see autograd)
+        return grads
     out = []
     for g, (shape, dtype), needed in zip(grads, node.in_meta, node.needs_input_grad):
         if g is None or not needed:
@@ -252,6 +254,15 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, capture=N
             buffers[root] = buffers[root] + g if root in buffers else g
     needed = _needed(roots, capture.keys()) if capture is not None and not accumulate else None
     ready = [r for r in dict.fromkeys(roots) if r is not None and deps.get(r, 0) == 0]
+    quiet = fperrors.ignore()  # rules and accumulation add raw arrays (inf + -inf is silent)
+    try:
+        _walk(ready, deps, buffers, needed, retain_graph, create_graph, capture, accumulate,
+              only)
+    finally:
+        fperrors.restore(quiet)
+
+
+def _walk(ready, deps, buffers, needed, retain_graph, create_graph, capture, accumulate, only):
     with grad_mode.set_grad_enabled(create_graph):
         while ready:
             node = ready.pop()

@@ -11,7 +11,7 @@ import numpy as np
 
 from gradcheck.ref import devices as dev
 from gradcheck.ref import dtypes as dt
-from gradcheck.ref import grad_mode, ops
+from gradcheck.ref import fperrors, grad_mode, ops
 from gradcheck.ref.derivatives import TABLE
 from gradcheck.ref.dispatch import apply, refresh_view
 from gradcheck.ref.graph import Node
@@ -136,15 +136,18 @@ def _fast(ufunc):
             return None
         check_overlap(self._data, (other,))
         o = other._data if isinstance(other, Tensor) else other
-        if alpha != 1:
-            o = o * alpha
+        quiet = fperrors.ignore()
         try:
+            if alpha != 1:
+                o = o * alpha
             ufunc(self._data, o, out=self._data, casting="same_kind")
         except TypeError:
             raise _cast_error(dt.result_type(self, other), self) from None
         except ValueError as exc:
             raise _inplace_error(self, other if isinstance(other, Tensor) else _make(
                 np.asarray(o)), exc) from None
+        finally:
+            fperrors.restore(quiet)
         self._vc[0] += 1
         return self
 

@@ -127,7 +127,10 @@ def cuda(self, device=None):
 
 
 def contiguous(self, memory_format=None):
-    return self if self._data.flags.c_contiguous else ops.clone(self)
+    # like torch: the tensor itself when already row-major, else a row-major copy in the graph
+    if self._data.flags.c_contiguous:
+        return self
+    return ops.clone(self, memory_format="contiguous_format")
 
 
 def is_contiguous(self, memory_format=None):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import builtins
 
+import string
+
 import numpy as np
 
 from gradcheck.ref import dtypes as dt
@@ -100,7 +102,7 @@ def div(input, other, *, rounding_mode=None):  # noqa: A002
     if a is NotImplemented:
         return NotImplemented
     if rounding_mode is not None:
-        with grad_mode.no_grad():
+        with grad_mode.no_grad(), np.errstate(all="ignore"):  # torch is silent on x/0 here
             q = np.floor_divide(a._data, b._data) if rounding_mode == "floor" else np.trunc(
                 a._data / b._data).astype(a._data.dtype)
         return _make(np.asarray(q))
@@ -196,17 +198,62 @@ trunc = _unary_op("trunc", floating=False)
 
 
 def einsum(equation: str, *operands):
-    """Einstein summation, e.g. ``einsum("bij,bjk->bik", a, b)`` (no ``...`` yet).
+    """Einstein summation, e.g. ``einsum("bij,bjk->bik", a, b)``; ``...`` broadcasts.
 
     >>> from gradcheck.ref import ones
     >>> einsum("ij,j->i", ones(2, 3), ones(3)).tolist()
     [3.0, 3.0]
+    >>> einsum("...ij,jk->...ik", ones(5, 2, 3), ones(3, 4)).shape
+    torch.Size([5, 2, 4])
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     d = dt.result_type(*operands) if len({o._data.dtype for o in operands}) > 1 else None
     tensors = [_cast(o, d) for o in operands] if d is not None else list(operands)
+    if "..." in equation:
+        equation, tensors = _einsum_spell_out(equation.replace(" ", ""), tensors)
     return apply(TABLE["einsum"], *tensors, equation=equation)
+
+
+def _einsum_spell_out(equation: str, tensors: list):
+    """Replace ``...`` by explicit letters, broadcasting the operands' ellipsis dims with
+    differentiable ``expand``s, so the einsum node and its backward see plain letters."""
+    lhs, arrow, out = equation.partition("->")
+    subs = lhs.split(",")
+    if len(subs) != len(tensors):
+        raise RuntimeError(f"einsum(): {len(subs)} subscripts given for {len(tensors)} operands")
+    counts = []
+    for sub, t in zip(subs, tensors):
+        named = len(sub.replace("...", ""))
+        counts.append(t._data.ndim - named if "..." in sub else 0)
+        if counts[-1] < 0:
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({named}) is more than the "
+                f"number of dimensions ({t._data.ndim}) for operand {len(counts) - 1}"
+            )
+    spare = [c for c in string.ascii_letters if c not in equation]
+    width = builtins.max(counts)
+    letters = "".join(spare[:width])
+    batch = np.broadcast_shapes(*[
+        t._data.shape[sub.index("..."):sub.index("...") + n]
+        for sub, t, n in zip(subs, tensors, counts) if "..." in sub
+    ])
+    new_subs, new_tensors = [], []
+    for sub, t, n in zip(subs, tensors, counts):
+        if "..." in sub:
+            at = sub.index("...")
+            if t._data.shape[at:at + n] != batch[width - n:] or n < width:
+                shape = t._data.shape
+                t = t.reshape(*shape[:at], *([1] * (width - n)), *shape[at:])
+                t = t.expand(*shape[:at], *batch, *shape[at + n:])
+            sub = sub.replace("...", letters)
+        new_subs.append(sub)
+        new_tensors.append(t)
+    if not arrow:  # implicit output: the ellipsis dims, then the letters seen once, sorted
+        plain = lhs.replace("...", "").replace(",", "")
+        out = "..." + "".join(sorted(c for c in set(plain) if plain.count(c) == 1))
+    out = out.replace("...", letters)
+    return ",".join(new_subs) + "->" + out, new_tensors
 
 
 def move(input, device):  # noqa: A002
@@ -445,11 +492,15 @@ def dot(input, other):  # noqa: A002
 def clone(input, *, memory_format=None):  # noqa: A002
     """A copy that stays in the graph.
 
+    ``memory_format`` follows torch: ``preserve_format`` (the default) keeps the input's stride
+    order (a transposed tensor stays transposed); ``contiguous_format`` gives a row-major copy.
+
     >>> import gradcheck.ref as torch
     >>> torch.clone(torch.tensor([1.0], requires_grad=True))
     tensor([1.], grad_fn=<CloneBackward0>)
     """
-    return apply(TABLE["clone"], input)
+    row_major = memory_format in ("contiguous_format", "channels_last")
+    return apply(TABLE["clone"], input, row_major=row_major)
 
 
 def numel(input) -> int:  # noqa: A002

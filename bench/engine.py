@@ -106,8 +106,9 @@ def run_op_table() -> None:
     if not path.exists():
         print("\n(bench/engine_ops.py not found; skipping the tiny-op table)")
         return
-    print("\n== tiny-op table (bench/engine_ops.py) ==", flush=True)
-    subprocess.run([sys.executable, str(path)], check=False)
+    print("\n== tiny-op table (bench/engine_ops.py, single-threaded) ==", flush=True)
+    env = dict(os.environ, **{var: "1" for var in THREAD_VARS})
+    subprocess.run([sys.executable, str(path)], env=env, check=False)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,6 +1,7 @@
 """Per-op overhead on tiny tensors: the reference engine next to torch CPU eager.
 
-Run: python bench/engine_ops.py [--repeats 7] [--number 2000]
+Run: python bench/engine_ops.py [--repeats 7] [--number 2000]; `python bench/engine.py` runs
+it too, after the MLP step. Results: docs/bench-engine.md.
 Prints a markdown table of median microseconds per call and the engine/torch ratio.
 """
 from __future__ import annotations

@@ -112,7 +112,10 @@ class Effects:
     def _param_zero(self, loop: cst.For, state: State) -> State:
         owner = ev.param_loop_owner(loop)
         owned = self.index.optimizers_of_model(owner) if owner else set()
-        event = self._event(ev.ZERO, loop, owner or ev.ALL, partial=owner is None)
+        # `for p in backbone.parameters()` when every optimizer is known to hold other models:
+        # a sub-module's gradients cleared on purpose (freezing), like `teacher.zero_grad()`.
+        partial = owner is None or not owned and self.index.models_all_known()
+        event = self._event(ev.ZERO, loop, owner or ev.ALL, partial=partial)
         return self._apply_zero(event, tuple(sorted(owned)) or (ev.ALL,), state)
 
     def _gated(self, state: State, apply) -> State:
@@ -131,7 +134,10 @@ class Effects:
         counter = bool(inner and inner[-1])
         if counter and self._loops:
             self.counter_zeroed_in_loop.setdefault(id(self._loops[-1]), set()).update(targets)
-        quiet = self._handlers > 0 or event.partial or counter
+        between_epochs = self._epoch_unit and not any(
+            isinstance(loop, (cst.For, cst.While)) for loop in self._loops
+        )
+        quiet = self._handlers > 0 or event.partial or counter or between_epochs
         fn = lambda f: on_zero(f, event, quiet)
         if ev.ALL in targets:
             return self._map_all(state, fn)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from lint_rules import events as ev
-from lint_rules import syntax
+from lint_rules import rebinding, syntax
 from lint_rules.effects import Effects, Issue
 from lint_rules.source import SourceText
 from lint_rules.states import (
@@ -68,6 +68,7 @@ class Interpreter(Effects):
         self._unstable: set[TestKey] = set()
         self._budget = BUDGET
         self._loop_assigned: dict[int, set[str]] = {}
+        self._epoch_unit = False
 
     # ----- entry points -------------------------------------------------------------------
     def run(
@@ -77,6 +78,12 @@ class Interpreter(Effects):
         """Interpret ``body``; ``repeat`` wraps it in an implicit loop (Lightning hooks)."""
         self._class = [class_name]
         self._frames = [function] if function is not None else []  # no inlining into itself
+        # A never-called function with a loop of its own is an epoch, not a batch: a reset
+        # outside that loop drops whatever an unfinished window left, which is on purpose.
+        self._epoch_unit = repeat is not None and any(
+            isinstance(n, (cst.For, cst.While)) and self.contains_events(n)
+            for n in syntax.walk(repeat) if n is not repeat
+        )
         try:
             if repeat is not None:
                 self._loop(repeat, body, initial_state(), infinite=True)
@@ -192,7 +199,12 @@ class Interpreter(Effects):
         aliases = self._loop_aliases(node)
         if aliases:
             self._subst.append({**self._subst[-1], **aliases})
-        head = forget(state, varies)
+        # A target name not standing for known members is a new object each iteration.
+        fresh = syntax.stored_names(node.target) - set(aliases) if isinstance(node, cst.For) else set()
+        fresh_optimizers = {n for n in fresh if self.index.is_optimizer(n)}
+        members = {k for keys in aliases.values() for k in keys}
+        head = rebinding.restart(forget(state, varies), fresh, fresh_optimizers)
+        entry = head
         brk = ret = done = None
         try:
             for _ in range(MAX_LOOP_PASSES):
@@ -202,6 +214,10 @@ class Interpreter(Effects):
                 if isinstance(node, cst.FunctionDef):
                     back = join(back, flow.ret)  # the next call starts where this one returned
                 done = join(done, back)
+                if back:
+                    # The next iteration binds the next member / object: nothing carries over.
+                    back = rebinding.restart(back, fresh, fresh_optimizers)
+                    back = rebinding.restore(back, members, entry)
                 new_head = join(head, forget(back, varies) if back else None)
                 if new_head == head:
                     break
@@ -221,19 +237,9 @@ class Interpreter(Effects):
 
     def _loop_aliases(self, node: cst.CSTNode) -> dict[str, tuple[str, ...]]:
         # `for opt in optimizers:` / `for opt in [opt_g, opt_d]:` -> opt names those optimizers.
-        if not isinstance(node, cst.For) or not isinstance(node.target, cst.Name):
+        if not isinstance(node, cst.For):
             return {}
-        it = node.iter
-        name = node.target.value
-        if isinstance(it, (cst.List, cst.Tuple)):
-            keys = tuple(self._key(e) or "" for e in syntax.elements(it))
-            if keys and all(k and self.index.is_optimizer(k) for k in keys):
-                return {name: keys}
-            return {}
-        key = dotted(it)
-        if key and ev.is_group_name(key):
-            return {name: (key,)}
-        return {}
+        return rebinding.loop_members(node, self._key, self.index.is_optimizer)
 
     def _with(self, stmt: cst.With, state: State) -> Flow:
         gate = None
@@ -277,15 +283,22 @@ class Interpreter(Effects):
         main.brk, main.cont, main.ret = (
             join(main.brk, body.brk), join(main.cont, body.cont), join(main.ret, body.ret)
         )
-        result = main
-        for flow in flows:
-            result = _join_flows(result, flow)
         finalbody = syntax.body_of(stmt.finalbody) if stmt.finalbody is not None else []
-        if finalbody and result.normal is not None:
-            tail = self._block(finalbody, result.normal)
-            result.normal = tail.normal
-            result.ret = join(result.ret, tail.ret)
+        result = self._finally(finalbody, main, quiet=False)
+        for flow in flows:
+            # After a failed batch, `finally: opt.zero_grad()` discards its gradients on purpose.
+            result = _join_flows(result, self._finally(finalbody, flow, quiet=True))
         return result
+
+    def _finally(self, finalbody: list[syntax.Statement], flow: Flow, quiet: bool) -> Flow:
+        if not finalbody or flow.normal is None:
+            return flow
+        self._handlers += quiet
+        try:
+            tail = self._block(finalbody, flow.normal)
+        finally:
+            self._handlers -= quiet
+        return Flow(tail.normal, flow.brk, flow.cont, join(flow.ret, tail.ret))
 
     def _match(self, stmt: cst.Match, state: State) -> Flow:
         state = self._calls_in(stmt.subject, stmt, state)
@@ -313,10 +326,24 @@ class Interpreter(Effects):
         for key in self.index.constructions.get(id(stmt), ()):
             # A newly built optimizer starts a new story (usually over new parameters too).
             state = self._map_key(state, self._subst_key(key), lambda f: (CLEAN,))
+        state = self._rebind(stmt, state)
         names = {n for t in syntax.assignment_targets(stmt) for n in syntax.names_in(t)}
         if not names or not any(len(a) for a in state):
             return state
         return forget(state, lambda a: not names.isdisjoint(a[0][1]))
+
+    def _rebind(self, stmt: syntax.Statement, state: State) -> State:
+        # `opt = optimizers[i]` starts a new story; `optimizer = self.optimizer` is another
+        # spelling of the same optimizer, so events on either name reach the same state.
+        subst = self._subst[-1]
+        for name in syntax.bound_names(stmt) & set(subst):
+            del subst[name]
+        rebound = rebinding.reassigned_optimizers(stmt, self.index.is_optimizer)
+        state = rebinding.restart(state, rebound, rebound)
+        alias = rebinding.optimizer_alias(stmt, self._key, self.index.is_optimizer)
+        if alias is not None:
+            subst[alias[0]] = self._expand(alias[1])
+        return state
 
     def contains_events(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` holds any call or statement that could be a gradient event."""

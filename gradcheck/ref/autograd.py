@@ -167,7 +167,7 @@ class _OutputGrads:
     def __init__(self, grads: list):
         self.grads = grads
 
-    def __add__(self, other: "_OutputGrads") -> "_OutputGrads":
+    def __add__(self, other: _OutputGrads) -> _OutputGrads:
         merged = []
         for a, b in zip(self.grads, other.grads):
             merged.append(b if a is None else a if b is None else a + b)

@@ -116,6 +116,35 @@ class ZeroGradBetweenBackwardAndStep(Rule):
             "    if i % k == 0:\n"
             "        optimizer.zero_grad()\n"
         ),
+        Valid(
+            "for batch in loader:\n"
+            "    try:\n"
+            "        model(batch).loss.backward()\n"
+            "        optimizer.step()\n"
+            "    except torch.cuda.OutOfMemoryError:\n"
+            "        torch.cuda.empty_cache()\n"
+            "    finally:\n"
+            "        optimizer.zero_grad(set_to_none=True)\n"
+        ),
+        Valid(
+            "optimizer = torch.optim.AdamW(model.parameters())\n"
+            "for step, (x, y) in enumerate(loader):\n"
+            "    criterion(model(x), y).backward()\n"
+            "    if step < freeze_steps:\n"
+            "        for p in backbone.parameters():\n"
+            "            p.grad = None\n"
+            "    optimizer.step()\n"
+            "    optimizer.zero_grad()\n"
+        ),
+        Valid(
+            "def train_epoch(model, loader, optimizer):\n"
+            "    optimizer.zero_grad()  # drop what an unfinished window left\n"
+            "    for i, (x, y) in enumerate(loader):\n"
+            "        (criterion(model(x), y) / accum).backward()\n"
+            "        if (i + 1) % accum == 0:\n"
+            "            optimizer.step()\n"
+            "            optimizer.zero_grad()\n"
+        ),
     ]
     INVALID: ClassVar[list[Invalid]] = [
         Invalid(

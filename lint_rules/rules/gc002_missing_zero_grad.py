@@ -97,6 +97,26 @@ class MissingZeroGrad(Rule):
             "        p.grad = g\n"
             "    optimizer.step()\n"
         ),
+        Valid(
+            "# each iteration binds another optimizer: nothing is carried over\n"
+            "for lib, model, opt in ((torch, t_model, t_opt), (ref, r_model, r_opt)):\n"
+            "    lib.nn.functional.mse_loss(model(x), y).backward()\n"
+            "    opt.step()\n"
+        ),
+        Valid(
+            "for i in range(len(configs)):\n"
+            "    optimizer = optimizers[i]\n"
+            "    criterion(models[i](x), y).backward()\n"
+            "    optimizer.step()\n"
+        ),
+        Valid(
+            "def train(self, loader):\n"
+            "    optimizer = self.optimizer\n"
+            "    for x, y in loader:\n"
+            "        optimizer.zero_grad()\n"
+            "        criterion(self.model(x), y).backward()\n"
+            "        self.optimizer.step()\n"
+        ),
     ]
     INVALID: ClassVar[list[Invalid]] = [
         Invalid(
@@ -166,6 +186,18 @@ class MissingZeroGrad(Rule):
             "\n"
             "for x, y in loader:\n"
             "    train_step(net, optimizer, x, y)\n",
+        ),
+        Invalid(
+            "for batch in loader:\n"
+            "    for opt in optimizers:\n"
+            "        loss_of(opt, batch).backward()\n"
+            "        opt.step()\n",
+            (4,),
+            "for batch in loader:\n"
+            "    for opt in optimizers:\n"
+            "        loss_of(opt, batch).backward()\n"
+            "        opt.step()\n"
+            "        opt.zero_grad()\n",
         ),
     ]
 

@@ -1,0 +1,155 @@
+"""Names that stop meaning the same optimizer: loop targets and reassignments.
+
+Gradient state is tracked per optimizer *name*. When a name is bound to another object,
+what the old object went through says nothing about the new one:
+
+- ``for lib, model, opt in pairs:`` / ``for model, opt in zip(models, opts):`` binds ``opt``
+  to a different optimizer on every iteration, so nothing it did is carried to the next one;
+- ``for opt in optimizers:`` (or ``enumerate(optimizers)``, ``optimizers.items()``, a literal
+  list of optimizers) visits each optimizer of a known collection once: that inner loop does
+  not carry state between its iterations, while the loop around it carries it for all of them;
+- ``opt = optimizers[i]`` / ``opt = make_opt()`` in a loop body rebinds the name on that path.
+
+When unsure which object a name holds, its state restarts clean: the rules stay silent.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from lint_rules import events as ev
+from lint_rules import syntax
+from lint_rules.states import CLEAN, State
+
+# Getters that hand back the optimizer(s) the object already owns (Lightning, HF Trainer).
+_SAME_OBJECT_GETTERS = frozenset({"optimizers", "optimizer", "get_optimizer", "get_optimizers"})
+# Iterables that yield a collection's members, in the position `position` of each item.
+_MEMBER_VIEWS = {"enumerate": 1, "items": 1, "values": 0}
+
+
+def root(key: str) -> str:
+    """The first name of a dotted key: ``opt`` for ``opt``, ``opt.param_groups``, ``opts[0]``.
+
+    >>> root("opts[0].step")
+    'opts'
+    """
+    for i, char in enumerate(key):
+        if not (char.isalnum() or char == "_"):
+            return key[:i]
+    return key
+
+
+def restart(state: State, names: set[str], optimizer_names: set[str]) -> State:
+    """Every optimizer key rooted at one of ``names`` starts clean (a new, unknown object);
+    ``optimizer_names`` are the ones to set even where no key for them exists yet."""
+    if not names:
+        return state
+    out: State = {}
+    for assumptions, facts in state.items():
+        facts = dict(facts)
+        for key in [k for k in facts if k is not None and root(k) in names] + sorted(optimizer_names):
+            facts[key] = frozenset({(CLEAN,)})
+        out[assumptions] = facts
+    return out
+
+
+def restore(state: State, keys: set[str], entry: State) -> State:
+    """Give ``keys`` back the facts they had when the loop was entered (next member's turn)."""
+    if not keys:
+        return state
+    before = {k: frozenset().union(*(f.get(k, f[None]) for f in entry.values())) for k in keys}
+    out: State = {}
+    for assumptions, facts in state.items():
+        facts = dict(facts)
+        facts.update(before)
+        out[assumptions] = facts
+    return out
+
+
+def loop_members(loop: cst.For, key_of, is_optimizer) -> dict[str, tuple[str, ...]]:
+    """Loop-target names that stand for members of a known set of optimizers.
+
+    ``key_of`` names an expression (None when it cannot); ``is_optimizer`` tests a key.
+    ``for opt in optimizers`` -> {"opt": ("optimizers",)};
+    ``for opt in [opt_g, opt_d]`` -> {"opt": ("opt_g", "opt_d")}.
+    """
+    target, it = loop.target, loop.iter
+    if isinstance(target, cst.Name):
+        keys = _members(it, key_of, is_optimizer)
+        return {target.value: keys} if keys else {}
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return {}
+    names = [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements]
+    out: dict[str, tuple[str, ...]] = {}
+    for position, name in enumerate(names):
+        keys = _column(it, position, len(names), key_of, is_optimizer) if name else None
+        if keys:
+            out[name] = keys
+    return out
+
+
+def _members(it: cst.CSTNode, key_of, is_optimizer) -> tuple[str, ...] | None:
+    if isinstance(it, (cst.List, cst.Tuple)):
+        keys = tuple(key_of(e) or "" for e in syntax.elements(it))
+        return keys if keys and all(k and is_optimizer(k) for k in keys) else None
+    key = key_of(it)
+    return (key,) if key and ev.is_group_name(key) else None
+
+
+def _column(it: cst.CSTNode, position: int, width: int, key_of, is_optimizer) -> tuple[str, ...] | None:
+    """The optimizers at ``position`` of each item: ``zip(a, optimizers)``, ``enumerate(opts)``,
+    ``opts.items()``, or a literal tuple of tuples ``((m1, o1), (m2, o2))``."""
+    if isinstance(it, (cst.List, cst.Tuple)):
+        rows = syntax.elements(it)
+        if not rows or not all(isinstance(r, (cst.List, cst.Tuple)) for r in rows):
+            return None
+        cells = [syntax.elements(r) for r in rows]
+        if any(len(c) != width for c in cells):
+            return None
+        return _members(cst.Tuple([cst.Element(c[position]) for c in cells]), key_of, is_optimizer)
+    if not isinstance(it, cst.Call):
+        return None
+    name = syntax.callee_name(it)
+    args = syntax.positional(it)
+    if name == "zip" and len(args) == width:
+        return _members(args[position], key_of, is_optimizer)
+    if name == "enumerate" and args and width == 2 and position == 1:
+        return _members(args[0], key_of, is_optimizer)
+    if name == "items" and width == 2 and position == 1 and isinstance(it.func, cst.Attribute):
+        return _members(it.func.value, key_of, is_optimizer)
+    return None
+
+
+def reassigned_optimizers(stmt: cst.CSTNode, is_optimizer) -> set[str]:
+    """Optimizer-like names that an assignment binds to an object of unknown history:
+    ``opt = optimizers[i]``, ``opt = make_opt()``, ``model, opt = pairs[k]``.
+
+    An alias (``opt = self.optimizer``), a constant index (``opts[0]``) or an owner's getter
+    (``self.optimizers()``) hands back the same optimizer every time, so it keeps its state.
+    """
+    if not isinstance(stmt, (cst.Assign, cst.AnnAssign)) or stmt.value is None:
+        return set()
+    if not _unknown_object(stmt.value):
+        return set()
+    names = {n for t in syntax.assignment_targets(stmt) for n in syntax.stored_names(t)}
+    return {n for n in names if is_optimizer(n)}
+
+
+def optimizer_alias(stmt: cst.CSTNode, key_of, is_optimizer) -> tuple[str, str] | None:
+    """(name, optimizer key) for ``optimizer = self.optimizer``: a second name for one optimizer."""
+    if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1:
+        return None
+    target, value = stmt.targets[0].target, stmt.value
+    if not isinstance(target, cst.Name) or not isinstance(value, (cst.Name, cst.Attribute)):
+        return None
+    key = key_of(value)
+    if not key or key == target.value or not is_optimizer(key) or ev.is_group_name(key):
+        return None
+    return target.value, key
+
+
+def _unknown_object(value: cst.CSTNode) -> bool:
+    if isinstance(value, cst.Subscript):
+        return ev.dotted(value) is None  # opts[i]; opts[0] names one fixed element
+    if isinstance(value, cst.Call):
+        return ev.last_name(ev.dotted(value.func) or "") not in _SAME_OBJECT_GETTERS
+    return False

@@ -1,0 +1,571 @@
+"""Realistic correct training code in styles the rule examples do not show: each must lint clean.
+
+Trainers (HF, Lightning, Ignite, Fabric), accumulation windows, AMP, SWA/EMA, checkpointing,
+LBFGS closures, RL and GAN loops, meta-learning, adversarial training, exception handling.
+"""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from lint_rules import check_source
+
+HEADER = "import torch\nfrom torch import nn\n"
+
+SILENT = {
+    "hf-trainer": """
+        class Trainer:
+            def training_step(self, model, inputs):
+                model.train()
+                loss = self.compute_loss(model, inputs)
+                if self.args.n_gpu > 1:
+                    loss = loss.mean()
+                self.accelerator.backward(loss)
+                return loss.detach()
+
+            def _inner_training_loop(self, train_dataloader):
+                model = self.model
+                self.optimizer.zero_grad()
+                for step, inputs in enumerate(train_dataloader):
+                    tr_loss_step = self.training_step(model, inputs)
+                    self.optimizer.step()
+                    self.lr_scheduler.step()
+                    model.zero_grad()
+    """,
+    "window-start-zero": """
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        for step, (x, y) in enumerate(loader):
+            if step % accum == 0:
+                optimizer.zero_grad(set_to_none=True)
+            loss = criterion(model(x), y) / accum
+            loss.backward()
+            if (step + 1) % accum == 0:
+                optimizer.step()
+    """,
+    "eval-no-grad": """
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for epoch in range(epochs):
+            model.train()
+            for x, y in train_loader:
+                optimizer.zero_grad()
+                criterion(model(x), y).backward()
+                optimizer.step()
+            model.eval()
+            with torch.no_grad():
+                for x, y in val_loader:
+                    val_loss += criterion(model(x), y).item()
+    """,
+    "step-sched-modelzero": """
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, 100)
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+            model.zero_grad()
+    """,
+    "param-groups-none": """
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in loader:
+            for group in optimizer.param_groups:
+                for p in group["params"]:
+                    p.grad = None
+            criterion(model(x), y).backward()
+            optimizer.step()
+    """,
+    "maml-manual": """
+        meta_opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        for batch in tasks:
+            meta_opt.zero_grad()
+            for task in batch:
+                params = dict(model.named_parameters())
+                for _ in range(inner_steps):
+                    loss = task.loss(model, params)
+                    grads = torch.autograd.grad(loss, params.values(), create_graph=True)
+                    params = {n: p - alpha * g for (n, p), g in zip(params.items(), grads)}
+                task.query_loss(model, params).backward()
+            meta_opt.step()
+    """,
+    "swa": """
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        swa_model = torch.optim.swa_utils.AveragedModel(model)
+        swa_scheduler = torch.optim.swa_utils.SWALR(optimizer, swa_lr=0.05)
+        for epoch in range(100):
+            for x, y in loader:
+                optimizer.zero_grad()
+                loss_fn(model(x), y).backward()
+                optimizer.step()
+            if epoch > swa_start:
+                swa_model.update_parameters(model)
+                swa_scheduler.step()
+            else:
+                scheduler.step()
+        torch.optim.swa_utils.update_bn(loader, swa_model)
+    """,
+    "ema": """
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        ema = torch.optim.swa_utils.AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(0.999))
+        for x, y in loader:
+            loss = loss_fn(model(x), y)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            ema.update_parameters(model)
+            with torch.no_grad():
+                for e, p in zip(ema_model.parameters(), model.parameters()):
+                    e.mul_(0.999).add_(p, alpha=0.001)
+    """,
+    "checkpointing": """
+        from torch.utils.checkpoint import checkpoint
+        optimizer = torch.optim.Adam(model.parameters())
+        for x, y in loader:
+            optimizer.zero_grad()
+            h = checkpoint(model.block1, x, use_reentrant=False)
+            out = checkpoint(model.block2, h, use_reentrant=False)
+            loss_fn(out, y).backward()
+            optimizer.step()
+    """,
+    "while-true-break": """
+        optimizer = torch.optim.Adam(model.parameters())
+        step = 0
+        it = iter(loader)
+        while True:
+            try:
+                x, y = next(it)
+            except StopIteration:
+                it = iter(loader)
+                continue
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+            step += 1
+            if step >= max_steps:
+                break
+    """,
+    "lbfgs-closure-outside": """
+        optimizer = torch.optim.LBFGS(model.parameters(), lr=1)
+        def closure():
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            return loss
+        for i in range(20):
+            optimizer.step(closure)
+    """,
+    "accelerate-clip": """
+        model, optimizer, loader, scheduler = accelerator.prepare(model, optimizer, loader, scheduler)
+        for batch in loader:
+            with accelerator.accumulate(model):
+                outputs = model(**batch)
+                loss = outputs.loss
+                accelerator.backward(loss)
+                if accelerator.sync_gradients:
+                    accelerator.clip_grad_norm_(model.parameters(), 1.0)
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad()
+    """,
+    "scaler-setnone": """
+        scaler = torch.cuda.amp.GradScaler()
+        opt = torch.optim.AdamW(model.parameters())
+        for x, y in loader:
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = loss_fn(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.unscale_(opt)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            scaler.step(opt)
+            scaler.update()
+            opt.zero_grad(set_to_none=True)
+    """,
+    "ddp-model-zero": """
+        model = DDP(net.to(rank), device_ids=[rank])
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        for epoch in range(epochs):
+            sampler.set_epoch(epoch)
+            for x, y in loader:
+                model.zero_grad()
+                loss_fn(model(x), y).backward()
+                optimizer.step()
+    """,
+    "ddp-model-zero-net": """
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.01)
+        model = DDP(net, device_ids=[rank])
+        for x, y in loader:
+            model.zero_grad(set_to_none=True)
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+    """,
+    "fgsm-adversarial": """
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in loader:
+            x.requires_grad_(True)
+            loss = criterion(model(x), y)
+            loss.backward()
+            x_adv = (x + eps * x.grad.sign()).detach()
+            optimizer.zero_grad()
+            criterion(model(x_adv), y).backward()
+            optimizer.step()
+    """,
+    "freeze-backbone-grads": """
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        backbone = model.backbone
+        for step, (x, y) in enumerate(loader):
+            loss = criterion(model(x), y)
+            loss.backward()
+            if step < freeze_steps:
+                for p in backbone.parameters():
+                    p.grad = None
+            optimizer.step()
+            optimizer.zero_grad()
+    """,
+    "nan-skip": """
+        optimizer = torch.optim.Adam(model.parameters())
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            if not torch.isfinite(loss):
+                continue
+            loss.backward()
+            optimizer.step()
+    """,
+    "multi-loss-retain": """
+        optimizer = torch.optim.Adam(model.parameters())
+        for x, y in loader:
+            out = model(x)
+            loss_a = crit_a(out, y)
+            loss_b = crit_b(out, y)
+            loss_a.backward(retain_graph=True)
+            loss_b.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+    """,
+    "reinforce": """
+        optimizer = torch.optim.Adam(policy.parameters(), lr=1e-2)
+        for episode in range(1000):
+            state = env.reset()
+            log_probs, rewards = [], []
+            for t in range(10000):
+                action, log_prob = policy.act(state)
+                state, reward, done, _ = env.step(action)
+                log_probs.append(log_prob)
+                rewards.append(reward)
+                if done:
+                    break
+            loss = -(torch.stack(log_probs) * returns(rewards)).sum()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    """,
+    "manual-sgd": """
+        for x, y in loader:
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            with torch.no_grad():
+                for p in model.parameters():
+                    p -= lr * p.grad
+                    p.grad.zero_()
+    """,
+    "wgan-gp": """
+        opt_d = torch.optim.Adam(critic.parameters(), lr=1e-4, betas=(0.0, 0.9))
+        opt_g = torch.optim.Adam(gen.parameters(), lr=1e-4, betas=(0.0, 0.9))
+        for i, real in enumerate(loader):
+            for _ in range(n_critic):
+                opt_d.zero_grad()
+                fake = gen(torch.randn(bs, nz)).detach()
+                gp = gradient_penalty(critic, real, fake)
+                d_loss = critic(fake).mean() - critic(real).mean() + 10 * gp
+                d_loss.backward()
+                opt_d.step()
+            opt_g.zero_grad()
+            g_loss = -critic(gen(torch.randn(bs, nz))).mean()
+            g_loss.backward()
+            opt_g.step()
+    """,
+    "epoch-fn-called": """
+        def train_one_epoch(model, optimizer, loader, scaler):
+            model.train()
+            for x, y in loader:
+                with torch.autocast("cuda"):
+                    loss = criterion(model(x), y)
+                optimizer.zero_grad(set_to_none=True)
+                scaler.scale(loss).backward()
+                scaler.step(optimizer)
+                scaler.update()
+
+        def main():
+            model = Net()
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            scaler = torch.cuda.amp.GradScaler()
+            for epoch in range(90):
+                train_one_epoch(model, optimizer, loader, scaler)
+                evaluate(model, val_loader)
+    """,
+    "moco-momentum": """
+        optimizer = torch.optim.SGD(encoder_q.parameters(), lr=0.03)
+        for im_q, im_k in loader:
+            q = encoder_q(im_q)
+            with torch.no_grad():
+                for param_q, param_k in zip(encoder_q.parameters(), encoder_k.parameters()):
+                    param_k.data = param_k.data * m + param_q.data * (1.0 - m)
+                k = encoder_k(im_k)
+            loss = contrastive(q, k)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    """,
+    "zero-in-finally-after-step": """
+        optimizer = torch.optim.Adam(model.parameters())
+        for batch in loader:
+            try:
+                loss = model(batch).loss
+                loss.backward()
+                optimizer.step()
+            except torch.cuda.OutOfMemoryError:
+                torch.cuda.empty_cache()
+            finally:
+                optimizer.zero_grad(set_to_none=True)
+    """,
+    "step-counter-while": """
+        optimizer = torch.optim.Adam(model.parameters())
+        global_step = 0
+        while global_step < max_steps:
+            for batch in loader:
+                loss = model(batch).loss / grad_accum
+                loss.backward()
+                if (global_step + 1) % grad_accum == 0:
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                    optimizer.step()
+                    lr_scheduler.step()
+                    optimizer.zero_grad()
+                global_step += 1
+                if global_step >= max_steps:
+                    break
+    """,
+    "dict-of-optimizers": """
+        optimizers = {"g": torch.optim.Adam(G.parameters()), "d": torch.optim.Adam(D.parameters())}
+        for real in loader:
+            optimizers["d"].zero_grad()
+            d_loss(real).backward()
+            optimizers["d"].step()
+            optimizers["g"].zero_grad()
+            g_loss(real).backward()
+            optimizers["g"].step()
+    """,
+    "sam-two-step": """
+        optimizer = SAM(model.parameters(), torch.optim.SGD, lr=0.1)
+        for x, y in loader:
+            criterion(model(x), y).backward()
+            optimizer.first_step(zero_grad=True)
+            criterion(model(x), y).backward()
+            optimizer.second_step(zero_grad=True)
+    """,
+    "lookahead": """
+        base = torch.optim.Adam(model.parameters())
+        optimizer = Lookahead(base, k=5, alpha=0.5)
+        for x, y in loader:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+    """,
+    "zero-via-set-to-none-helper": """
+        def reset_grads(model):
+            for p in model.parameters():
+                p.grad = None
+
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in loader:
+            reset_grads(model)
+            criterion(model(x), y).backward()
+            optimizer.step()
+    """,
+    "hf-inner-loop-accum": """
+        class Trainer:
+            def training_step(self, model, inputs):
+                model.train()
+                loss = self.compute_loss(model, inputs)
+                loss = loss / self.args.gradient_accumulation_steps
+                self.accelerator.backward(loss)
+                return loss.detach()
+
+            def _inner_training_loop(self, model, epoch_iterator, args):
+                self.optimizer.zero_grad()
+                for step, inputs in enumerate(epoch_iterator):
+                    is_last_step = step + 1 == len(epoch_iterator)
+                    tr_loss_step = self.training_step(model, inputs)
+                    if (step + 1) % args.gradient_accumulation_steps == 0 or is_last_step:
+                        self.accelerator.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+                        self.optimizer.step()
+                        self.lr_scheduler.step()
+                        model.zero_grad()
+    """,
+    "lightning-optimizer-step-hook": """
+        class Lit(pl.LightningModule):
+            def optimizer_step(self, epoch, batch_idx, optimizer, optimizer_closure):
+                optimizer.step(closure=optimizer_closure)
+                for pg in optimizer.param_groups:
+                    pg["lr"] = self.lr_at(self.trainer.global_step)
+
+            def optimizer_zero_grad(self, epoch, batch_idx, optimizer):
+                optimizer.zero_grad(set_to_none=True)
+    """,
+    "lightning-manual-accum": """
+        class Lit(pl.LightningModule):
+            def __init__(self):
+                super().__init__()
+                self.automatic_optimization = False
+
+            def training_step(self, batch, batch_idx):
+                opt = self.optimizers()
+                loss = self.compute_loss(batch) / N
+                self.manual_backward(loss)
+                if (batch_idx + 1) % N == 0:
+                    self.clip_gradients(opt, gradient_clip_val=0.5)
+                    opt.step()
+                    opt.zero_grad()
+    """,
+    "fabric-loop": """
+        fabric = L.Fabric(accelerator="cuda", devices=2)
+        model, optimizer = fabric.setup(model, optimizer)
+        for batch in loader:
+            optimizer.zero_grad()
+            loss = model(batch).loss
+            fabric.backward(loss)
+            fabric.clip_gradients(model, optimizer, max_norm=1.0)
+            optimizer.step()
+    """,
+    "ignite-engine": """
+        def train_step(engine, batch):
+            model.train()
+            optimizer.zero_grad()
+            x, y = batch
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            return loss.item()
+
+        trainer = Engine(train_step)
+        trainer.run(loader, max_epochs=5)
+    """,
+    "no-sync-accum": """
+        optimizer = torch.optim.AdamW(model.parameters())
+        for i, (x, y) in enumerate(loader):
+            sync = (i + 1) % k == 0
+            ctx = contextlib.nullcontext() if sync else model.no_sync()
+            with ctx:
+                (criterion(model(x), y) / k).backward()
+            if sync:
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+    """,
+    "keyboard-interrupt": """
+        optimizer = torch.optim.Adam(model.parameters())
+        try:
+            for epoch in range(epochs):
+                for x, y in loader:
+                    optimizer.zero_grad()
+                    criterion(model(x), y).backward()
+                    optimizer.step()
+        except KeyboardInterrupt:
+            print("stopped early")
+            save(model)
+    """,
+    "dcgan-official": """
+        optimizerD = optim.Adam(netD.parameters(), lr=lr, betas=(beta1, 0.999))
+        optimizerG = optim.Adam(netG.parameters(), lr=lr, betas=(beta1, 0.999))
+        for epoch in range(num_epochs):
+            for i, data in enumerate(dataloader, 0):
+                netD.zero_grad()
+                real_cpu = data[0].to(device)
+                output = netD(real_cpu).view(-1)
+                errD_real = criterion(output, label)
+                errD_real.backward()
+                fake = netG(noise)
+                output = netD(fake.detach()).view(-1)
+                errD_fake = criterion(output, label)
+                errD_fake.backward()
+                optimizerD.step()
+                netG.zero_grad()
+                output = netD(fake).view(-1)
+                errG = criterion(output, label)
+                errG.backward()
+                optimizerG.step()
+    """,
+    "cyclegan-set-requires-grad": """
+        class CycleGAN:
+            def __init__(self):
+                self.optimizer_G = torch.optim.Adam(itertools.chain(self.netG_A.parameters(), self.netG_B.parameters()))
+                self.optimizer_D = torch.optim.Adam(itertools.chain(self.netD_A.parameters(), self.netD_B.parameters()))
+
+            def backward_G(self):
+                self.loss_G = self.loss_G_A + self.loss_G_B + self.loss_cycle
+                self.loss_G.backward()
+
+            def backward_D(self):
+                self.loss_D_A.backward()
+                self.loss_D_B.backward()
+
+            def optimize_parameters(self):
+                self.forward()
+                self.set_requires_grad([self.netD_A, self.netD_B], False)
+                self.optimizer_G.zero_grad()
+                self.backward_G()
+                self.optimizer_G.step()
+                self.set_requires_grad([self.netD_A, self.netD_B], True)
+                self.optimizer_D.zero_grad()
+                self.backward_D()
+                self.optimizer_D.step()
+    """,
+    "grad-accum-last-flush": """
+        optimizer.zero_grad()
+        for i, (x, y) in enumerate(loader):
+            (criterion(model(x), y) / k).backward()
+            if (i + 1) % k == 0 or i + 1 == len(loader):
+                optimizer.step()
+                optimizer.zero_grad()
+    """,
+    "ppo-epochs-minibatches": """
+        optimizer = torch.optim.Adam(agent.parameters(), lr=2.5e-4, eps=1e-5)
+        for update in range(num_updates):
+            with torch.no_grad():
+                rollout = collect(envs, agent)
+            for epoch in range(update_epochs):
+                for mb in minibatches(rollout):
+                    loss = ppo_loss(agent, mb)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+                    optimizer.step()
+    """,
+    "sac-alpha": """
+        q_optimizer = optim.Adam(list(qf1.parameters()) + list(qf2.parameters()), lr=1e-3)
+        actor_optimizer = optim.Adam(list(actor.parameters()), lr=3e-4)
+        a_optimizer = optim.Adam([log_alpha], lr=1e-3)
+        for global_step in range(total_timesteps):
+            data = rb.sample(batch_size)
+            qf_loss = q_loss(data)
+            q_optimizer.zero_grad()
+            qf_loss.backward()
+            q_optimizer.step()
+            if global_step % policy_frequency == 0:
+                for _ in range(policy_frequency):
+                    actor_loss = pi_loss(data)
+                    actor_optimizer.zero_grad()
+                    actor_loss.backward()
+                    actor_optimizer.step()
+                    alpha_loss = (-log_alpha.exp() * (log_pi + target_entropy)).mean()
+                    a_optimizer.zero_grad()
+                    alpha_loss.backward()
+                    a_optimizer.step()
+                    alpha = log_alpha.exp().item()
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SILENT))
+def test_correct_program_is_silent(name: str) -> None:
+    source = HEADER + textwrap.dedent(SILENT[name]).lstrip("\n")
+    found = [(f.line, f.code, f.message) for f in check_source(source, f"{name}.py", strict=True)]
+    assert found == []

@@ -25,3 +25,24 @@ def test_ci_runs_exactly_the_readme_test_command():
 def test_ci_fails_fast_on_errors():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "set -euo pipefail" in ci
+
+
+def test_main_job_reports_exactly_the_golden_findings():
+    """`gradcheck lint fixtures/` (the README's first command) reports every expected finding."""
+    import subprocess
+    import sys
+
+    expected = set()
+    for path in sorted((ROOT / "fixtures").rglob("*.expected")):
+        source = path.with_suffix(".py").relative_to(ROOT).as_posix()
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                position, code = line.split()[:2]
+                expected.add(f"{source}:{position}: {code}")
+    run = subprocess.run(
+        [sys.executable, "-m", "gradcheck", "lint", "--no-cache", "fixtures/"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 1, run.stderr
+    reported = {" ".join(line.split()[:2]) for line in run.stdout.splitlines() if line}
+    assert reported == expected

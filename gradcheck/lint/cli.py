@@ -93,7 +93,7 @@ def lint_command(paths: tuple[str, ...], select: tuple[str, ...], extend_select:
     from gradcheck.lint.settings import Overrides
 
     targets = list(paths) or (["-"] if stdin_filename else ["."])
-    stdin_data = click.get_binary_stream("stdin").read() if "-" in targets else None
+    stdin_data = sys.stdin.buffer.read() if "-" in targets else None
     options = LintOptions(
         paths=targets,
         overrides=Overrides(_split(select) if select else None, _split(extend_select),
@@ -114,7 +114,9 @@ def lint_command(paths: tuple[str, ...], select: tuple[str, ...], extend_select:
     if stdin_fixed:
         for result in report.results:
             if result.output is not None:
-                click.get_binary_stream("stdout").write(result.output)
+                sys.stdout.flush()
+                sys.stdout.buffer.write(result.output)
+                sys.stdout.buffer.flush()
     if diff:
         click.echo("".join(result.diff for result in report.results), nl=False)
     else:

@@ -17,20 +17,7 @@ import warnings
 import torch
 
 from gradcheck.checks import check_grad
-
-
-class _OneEntryOffBy25Percent(torch.autograd.Function):
-    """y = 2x whose backward has entry 417 (of 1000) equal to 2.5: the planted bug."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return 2 * x
-
-    @staticmethod
-    def backward(ctx, grad):
-        scale = torch.full_like(grad, 2.0)
-        scale[417] = 2.5
-        return grad * scale
+from gradcheck.checks.planted import ROWS, torch_op
 
 
 def cases():
@@ -52,8 +39,8 @@ def cases():
          (randn(4, 8), randn(8, 8))),
         ("small: elementwise mish, n=64",
          lambda x: x * torch.tanh(torch.nn.functional.softplus(x)), (randn(64),)),
-        ("planted bug: 1 entry 25% off, n=1000", _OneEntryOffBy25Percent.apply,
-         (randn(1000),)),
+        ("planted bug: 1 entry 25% off, n=1000",
+         torch_op(ROWS["one entry of 1000 25% off"], buggy=True), (randn(1000),)),
     ]
 
 

@@ -172,6 +172,8 @@ class Effects:
         if kind == STALE:
             issues = [Issue("GC002", step, step, opt, (fact[1],), True, conditions,
                             tuple(self._loops), any(self._inner_conditions()), fact[2])]
+        elif kind == WFRESH and _skipped_on_purpose(conditions, self._inner_conditions()):
+            return
         elif kind in (WIPED, WFRESH):
             backwards = tuple(sorted(fact[2], key=_pos))
             issues = [Issue("GC001", zero, step, opt, backwards, kind == WFRESH, conditions,
@@ -255,6 +257,12 @@ class Effects:
             facts[key] = frozenset(map(fn, facts.get(key, facts[None])))
             out[assumptions] = facts
         return out
+
+
+def _skipped_on_purpose(conditions: tuple[str, ...], counters: list[bool]) -> bool:
+    """A step under a guard that is no counter test (``if torch.isfinite(norm):``) skips a
+    batch on purpose; resetting that batch's gradients before the next one is intended."""
+    return bool(conditions) and "<sync>" not in conditions and not any(counters)
 
 
 def _pos(event: ev.Event) -> tuple[int, int]:

@@ -8,13 +8,11 @@ sync flag, as accelerate does; calls to functions of the same file are walked in
 """
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
 import libcst as cst
 
 from lint_rules import events as ev
 from lint_rules import rebinding, syntax
+from lint_rules.compound import Compound, Flow, join_flows
 from lint_rules.effects import Effects, Issue
 from lint_rules.source import SourceText
 from lint_rules.states import (
@@ -37,17 +35,7 @@ class _OutOfBudget(Exception):
     pass
 
 
-@dataclass
-class Flow:
-    """Where control leaves a block: falling through, break, continue or return."""
-
-    normal: State | None = None
-    brk: State | None = None
-    cont: State | None = None
-    ret: State | None = None
-
-
-class Interpreter(Effects):
+class Interpreter(Compound, Effects):
     """Runs one unit (module body or function) and collects Issues."""
 
     def __init__(self, index: ModuleIndex, text: SourceText) -> None:
@@ -151,7 +139,7 @@ class Interpreter(Effects):
         while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             test, value = test.expression, not value
         key = self._test_key(test)
-        modulo = syntax.has_modulo(stmt.test)
+        modulo = syntax.has_modulo(stmt.test) or not self.index.counter_flags().isdisjoint(key[1])
         if modulo or not syntax.is_plain_test(test):
             self._unstable.add(key)  # a counter test (`i % k == 0`) differs every iteration
         yes, no = self._split(state, key, value)
@@ -161,7 +149,7 @@ class Interpreter(Effects):
         self._conditions[-1] = (f"not ({test_text})", len(self._loops), modulo)
         other = self._block(syntax.orelse_of(stmt), no) if no else Flow()
         self._conditions.pop()
-        return _join_flows(then, other)
+        return join_flows(then, other)
 
     def _test_key(self, test: cst.CSTNode) -> TestKey:
         # Two tests are the same assumption when they read the same, whatever the spacing.
@@ -241,72 +229,6 @@ class Interpreter(Effects):
             return {}
         return rebinding.loop_members(node, self._key, self.index.is_optimizer)
 
-    def _with(self, stmt: cst.With, state: State) -> Flow:
-        gate = None
-        for item in stmt.items:
-            expr = item.item
-            state = self._calls_in(expr, stmt, state)
-            if (
-                isinstance(expr, cst.Call)
-                and isinstance(expr.func, cst.Attribute)
-                and expr.func.attr.value == "accumulate"
-            ):
-                owner = dotted(expr.func.value) or "accelerator"
-                # The same assumption as a test `if accelerator.sync_gradients:` in the code.
-                gate = (f"{owner}.sync_gradients", frozenset(re.findall(r"^[A-Za-z_]\w*", owner)))
-                self._unstable.add(gate)
-        if gate:
-            self._gates.append(gate)
-        try:
-            return self._block(syntax.body_of(stmt), state)
-        finally:
-            if gate:
-                self._gates.pop()
-
-    def _try(self, stmt: cst.Try | cst.TryStar, state: State) -> Flow:
-        trace: list[State] = [state]
-        statements = syntax.body_of(stmt)
-        body = self._block(statements, state, trace)
-        handler_in: State | None = None
-        # An exception interrupts some statement, so a handler starts from the state before it.
-        for before in trace[: len(statements)]:
-            handler_in = join(handler_in, before)
-        flows = []
-        self._handlers += 1
-        try:
-            for handler in stmt.handlers:
-                flows.append(self._block(syntax.body_of(handler), handler_in))
-        finally:
-            self._handlers -= 1
-        orelse = syntax.orelse_of(stmt)
-        main = self._block(orelse, body.normal) if orelse else Flow(normal=body.normal)
-        main.brk, main.cont, main.ret = (
-            join(main.brk, body.brk), join(main.cont, body.cont), join(main.ret, body.ret)
-        )
-        finalbody = syntax.body_of(stmt.finalbody) if stmt.finalbody is not None else []
-        result = self._finally(finalbody, main, quiet=False)
-        for flow in flows:
-            # After a failed batch, `finally: opt.zero_grad()` discards its gradients on purpose.
-            result = _join_flows(result, self._finally(finalbody, flow, quiet=True))
-        return result
-
-    def _finally(self, finalbody: list[syntax.Statement], flow: Flow, quiet: bool) -> Flow:
-        if not finalbody or flow.normal is None:
-            return flow
-        self._handlers += quiet
-        try:
-            tail = self._block(finalbody, flow.normal)
-        finally:
-            self._handlers -= quiet
-        return Flow(tail.normal, flow.brk, flow.cont, join(flow.ret, tail.ret))
-
-    def _match(self, stmt: cst.Match, state: State) -> Flow:
-        state = self._calls_in(stmt.subject, stmt, state)
-        result = Flow(normal=state)
-        for case in stmt.cases:
-            result = _join_flows(result, self._block(syntax.body_of(case), state))
-        return result
-
     def _inner_conditions(self) -> list[bool]:
         depth = len(self._loops)
         return [modulo for _, d, modulo in self._conditions if d == depth and depth]
@@ -336,8 +258,10 @@ class Interpreter(Effects):
         # `opt = optimizers[i]` starts a new story; `optimizer = self.optimizer` is another
         # spelling of the same optimizer, so events on either name reach the same state.
         subst = self._subst[-1]
-        for name in syntax.bound_names(stmt) & set(subst):
-            del subst[name]
+        if subst:
+            for target in syntax.assignment_targets(stmt):
+                for name in syntax.stored_names(target) & set(subst):
+                    del subst[name]
         rebound = rebinding.reassigned_optimizers(stmt, self.index.is_optimizer)
         state = rebinding.restart(state, rebound, rebound)
         alias = rebinding.optimizer_alias(stmt, self._key, self.index.is_optimizer)
@@ -351,10 +275,3 @@ class Interpreter(Effects):
 
 
 dotted = ev.dotted
-
-
-def _join_flows(a: Flow, b: Flow) -> Flow:
-    return Flow(join(a.normal, b.normal), join(a.brk, b.brk), join(a.cont, b.cont),
-                join(a.ret, b.ret))
-
-

@@ -51,6 +51,8 @@ class ModuleIndex:
         self.constructions: dict[int, list[str]] = {}  # assignment -> optimizers it builds
         self.call_cache: dict[int, list[cst.Call]] = {}  # statement -> its relevant calls
         self.class_of: dict[int, str] = {}
+        self._counter_flags: set[str] | None = None  # computed on first use
+        self._assignments: list[cst.Assign] = []
         self._index(tree)
 
     def _index(self, tree: cst.Module) -> None:
@@ -92,6 +94,7 @@ class ModuleIndex:
                 if is_grad_zeroing(node) or is_grad_write(node):
                     events.append(node)
                 else:
+                    self._assignments.append(node)
                     self._note_alias(node)
                     if type(node.value) is cst.Call:
                         self._note_optimizer(node, [t.target for t in node.targets], node.value)
@@ -216,6 +219,18 @@ class ModuleIndex:
             return None
         # Another object's method: only when this file defines exactly one method by that name.
         return candidates[0][1] if len(candidates) == 1 else None
+
+    def counter_flags(self) -> set[str]:
+        """Names assigned from a counter test: ``should_step = (i + 1) % k == 0``."""
+        if self._counter_flags is None:
+            self._counter_flags = {
+                name
+                for node in self._assignments
+                if syntax.has_modulo(node.value)
+                for target in node.targets
+                for name in syntax.stored_names(target.target)
+            }
+        return self._counter_flags
 
     def enclosing_class(self, function: cst.CSTNode) -> str | None:
         """Class name for a method, else None."""

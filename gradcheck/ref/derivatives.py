@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from gradcheck.ref import ops
+from gradcheck.ref import arguments, ops
 from gradcheck.ref.broadcast import mismatch_error
 from gradcheck.ref.devices import module_of, to_device
 from gradcheck.ref.dispatch import Op, apply
@@ -321,12 +321,19 @@ def _dof_check(a, dim, correction, name):
     return True
 
 
-def _var_forward(a, dim, correction, keepdim):
-    if _dof_check(a, dim, correction, "var"):
-        return a.var(axis=dim, ddof=correction, keepdims=keepdim)
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return a.var(axis=dim, ddof=correction, keepdims=keepdim)
+def _var_std_forward(name):
+    """The forward of ``var`` or ``std``: numpy's, after torch's degrees-of-freedom warning."""
+
+    def forward(a, dim, correction, keepdim):
+        spread = getattr(a, name)  # ndarray.var or ndarray.std
+        if _dof_check(a, dim, correction, name):
+            return spread(axis=dim, ddof=correction, keepdims=keepdim)
+        # torch has already warned; numpy's own divide-by-zero warnings would be noise.
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return spread(axis=dim, ddof=correction, keepdims=keepdim)
+
+    return forward
 
 
 def _var(ctx, g):
@@ -337,14 +344,6 @@ def _var(ctx, g):
     dof = n - ctx.correction
     factor = 2.0 / dof if dof > 0 else float("nan")
     return (_keep(g, ctx.dim, a.ndim, ctx.keepdim) * centered * factor,)
-
-
-def _std_forward(a, dim, correction, keepdim):
-    if _dof_check(a, dim, correction, "std"):
-        return a.std(axis=dim, ddof=correction, keepdims=keepdim)
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return a.std(axis=dim, ddof=correction, keepdims=keepdim)
 
 
 def _std(ctx, g):
@@ -384,9 +383,9 @@ def _select_forward(a, dim, keepdim, indices):
 
 def _select(ctx, g):
     shape = ctx.in_meta[0][0]
-    idx = ops._wrap(ctx.indices)
+    idx = arguments._wrap(ctx.indices)
     g = g if ctx.keepdim else g.unsqueeze(ctx.dim)
-    return (ops.zeros_like_shape(g, shape).scatter_add(ctx.dim, idx, g),)
+    return (arguments.zeros_like_shape(g, shape).scatter_add(ctx.dim, idx, g),)
 
 
 # ---- shape and indexing ---------------------------------------------------------------------
@@ -458,7 +457,7 @@ def _getitem_advanced(ctx, g):
 
 def _index_backward_forward(g, shape, index):
     out = np.zeros(shape, dtype=g.dtype)
-    if ops.is_basic_index(index):
+    if arguments.is_basic_index(index):
         out[index] = g
     else:
         np.add.at(out, index, g)
@@ -479,7 +478,7 @@ def _index_put(ctx, g):
     index = ctx.index
     ga = gv = None
     if ctx.needs_input_grad[0]:
-        ga = ops.index_put(g, index, ops.zeros_like_shape(g, ()))
+        ga = ops.index_put(g, index, arguments.zeros_like_shape(g, ()))
     if ctx.needs_input_grad[1]:
         gv = g[index]
     return ga, gv
@@ -561,7 +560,7 @@ def _gather_forward(a, index, dim):
 def _gather(ctx, g):
     (index,) = ctx.saved_tensors
     shape = ctx.in_meta[0][0]
-    return ops.zeros_like_shape(g, shape).scatter_add(ctx.dim, index, g), None
+    return arguments.zeros_like_shape(g, shape).scatter_add(ctx.dim, index, g), None
 
 
 def _scatter_add_forward(a, index, src, dim):
@@ -693,8 +692,8 @@ TABLE = {
                    _extreme, True, True),
     "max_dim": _unary("MaxBackward0", _select_forward, _select, False),
     "min_dim": _unary("MinBackward0", _select_forward, _select, False),
-    "var": _unary("VarBackward0", _var_forward, _var),
-    "std": _unary("StdBackward0", _std_forward, _std, True, True),
+    "var": _unary("VarBackward0", _var_std_forward("var"), _var),
+    "std": _unary("StdBackward0", _var_std_forward("std"), _std, True, True),
     "norm": _unary("NormBackward1", _norm_forward, _norm, True, True),
     "reshape": Op("ViewBackward0", lambda a, shape: a.reshape(shape), _back_to_shape, view=True,
                   on_error=_reshape_error),

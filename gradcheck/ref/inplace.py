@@ -12,6 +12,7 @@ import numpy as np
 from gradcheck.ref import devices as dev
 from gradcheck.ref import dtypes as dt
 from gradcheck.ref import fperrors, grad_mode, ops
+from gradcheck.ref.arguments import _cast, _const, _normalise_index, is_basic_index
 from gradcheck.ref.derivatives import TABLE
 from gradcheck.ref.dispatch import apply, refresh_view
 from gradcheck.ref.graph import Node
@@ -200,7 +201,7 @@ def fill_(self, value):
     check_inplace(self)
     v = value.item() if isinstance(value, Tensor) else value
     if isinstance(value, Tensor) and _needs_graph(self, (value,)):
-        return inplace(self, lambda s, val: ops.expand(ops._cast(val, s.dtype), s.shape), value)
+        return inplace(self, lambda s, val: ops.expand(_cast(val, s.dtype), s.shape), value)
     self._data[...] = v
     if _needs_graph(self, ()):
         self.grad_fn = ops.mul(_make(self._data.copy(), grad_fn=self.grad_fn), 0).grad_fn
@@ -216,7 +217,7 @@ def copy_(self, src, non_blocking=False):
     if src_t.device != self.device:
         src_t = ops.move(src_t, self.device)
     if _needs_graph(self, (src_t,)):
-        return inplace(self, lambda s, v: ops.expand(ops._cast(v, s.dtype), s.shape), src_t)
+        return inplace(self, lambda s, v: ops.expand(_cast(v, s.dtype), s.shape), src_t)
     try:
         np.copyto(self._data, dev.to_device(src_t._data, self.device), casting="unsafe")
     except ValueError as exc:
@@ -251,9 +252,9 @@ def masked_fill_(self, mask, value):
 def setitem(self, index, value) -> None:
     """``self[index] = value``; recorded in the graph when grad mode needs it."""
     check_inplace(self)
-    value_t = value if isinstance(value, Tensor) else ops._const(value, self, self._data.dtype)
-    norm = ops._normalise_index(index)
-    if ops.is_basic_index(norm):  # a copy into a view: only that region is written
+    value_t = value if isinstance(value, Tensor) else _const(value, self, self._data.dtype)
+    norm = _normalise_index(index)
+    if is_basic_index(norm):  # a copy into a view: only that region is written
         try:
             check_overlap(self._data[norm], (value_t,))
         except IndexError as exc:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradcheck.ref import arguments, ops
 from gradcheck.ref import devices as dev
 from gradcheck.ref import dtypes as dt
-from gradcheck.ref import ops
 from gradcheck.ref.inplace import (
     add_,
     addcdiv_,
@@ -80,7 +80,7 @@ def to(self, *args, **kwargs):
         if target_device != self.device:
             out = ops.move(out, target_device)
     if target_dtype is not None:
-        out = ops._cast(out, dt.as_dtype(target_dtype))
+        out = arguments._cast(out, dt.as_dtype(target_dtype))
     if kwargs.get("copy") and out is self:
         out = ops.clone(self)
     return out
@@ -90,13 +90,13 @@ def to(self, *args, **kwargs):
 
 def _caster(d):
     def fn(self, memory_format=None):
-        return ops._cast(self, d)
+        return arguments._cast(self, d)
 
     return fn
 
 
 def type_as(self, other):
-    return ops._cast(self, other.dtype)
+    return arguments._cast(self, other.dtype)
 
 
 def type_(self, dtype=None, non_blocking=False):
@@ -105,7 +105,7 @@ def type_(self, dtype=None, non_blocking=False):
         return f"torch.{self.dtype._tensor_type}"
     if isinstance(dtype, str):
         dtype = {d._tensor_type: d for d in dt.ALL}[dtype.replace("torch.", "")]
-    return ops._cast(self, dt.as_dtype(dtype))
+    return arguments._cast(self, dt.as_dtype(dtype))
 
 
 def stride(self, dim=None):

@@ -18,19 +18,7 @@ from gradcheck.ref.broadcast import broadcast_shapes, mismatch_error
 from gradcheck.ref.devices import device_of
 from gradcheck.ref.dispatch import apply
 from gradcheck.ref.tensors import Tensor, _dim, _make
-from gradcheck.ref.arguments import (  # noqa: F401
-    _NUMBER,
-    _cast,
-    _const,
-    _dims,
-    _float,
-    _normalise_index,
-    _pair,
-    _shape_args,
-    _wrap,
-    is_basic_index,
-    zeros_like_shape,
-)
+from gradcheck.ref.arguments import _NUMBER, _cast, _const, _float, _pair
 
 from gradcheck.ref.derivatives import TABLE, f_ordered  # noqa: E402,I001  (imports this module)
 

@@ -7,19 +7,7 @@ import numpy as np
 
 from gradcheck.ref import dtypes as dt
 from gradcheck.ref import ops
-from gradcheck.ref.arguments import (  # noqa: F401
-    _NUMBER,
-    _cast,
-    _const,
-    _dims,
-    _float,
-    _normalise_index,
-    _pair,
-    _shape_args,
-    _wrap,
-    is_basic_index,
-    zeros_like_shape,
-)
+from gradcheck.ref.arguments import _cast, _const, _dims, _float
 from gradcheck.ref.derivatives import TABLE
 from gradcheck.ref.dispatch import apply
 from gradcheck.ref.tensors import Tensor, _dim, _make
@@ -243,8 +231,7 @@ def all(input, dim=None, keepdim=False):  # noqa: A001, A002
     >>> torch.all(torch.tensor([True, False]))
     tensor(False)
     """
-    axis = None if dim is None else _dim(dim, input._data.ndim)
-    return _make(np.asarray(np.all(input._data, axis=axis, keepdims=keepdim)))
+    return _truth_reduce(np.all, input, dim, keepdim)
 
 
 def any(input, dim=None, keepdim=False):  # noqa: A001, A002
@@ -254,8 +241,13 @@ def any(input, dim=None, keepdim=False):  # noqa: A001, A002
     >>> torch.any(torch.tensor([True, False]))
     tensor(True)
     """
+    return _truth_reduce(np.any, input, dim, keepdim)
+
+
+def _truth_reduce(reduce, input, dim, keepdim):  # noqa: A002
+    """``np.all`` or ``np.any`` over ``dim`` (all dims when None) as a bool tensor."""
     axis = None if dim is None else _dim(dim, input._data.ndim)
-    return _make(np.asarray(np.any(input._data, axis=axis, keepdims=keepdim)))
+    return _make(np.asarray(reduce(input._data, axis=axis, keepdims=keepdim)))
 
 
 def cumsum(input, dim):  # noqa: A002

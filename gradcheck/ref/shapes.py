@@ -8,19 +8,7 @@ import numpy as np
 
 from gradcheck.ref import dtypes as dt
 from gradcheck.ref import ops
-from gradcheck.ref.arguments import (  # noqa: F401
-    _NUMBER,
-    _cast,
-    _const,
-    _dims,
-    _float,
-    _normalise_index,
-    _pair,
-    _shape_args,
-    _wrap,
-    is_basic_index,
-    zeros_like_shape,
-)
+from gradcheck.ref.arguments import _cast, _dims, _normalise_index, _shape_args, is_basic_index
 from gradcheck.ref.derivatives import TABLE
 from gradcheck.ref.dispatch import apply
 from gradcheck.ref.tensors import _dim, _make
@@ -355,8 +343,7 @@ def tril(input, diagonal=0):  # noqa: A002
     tensor([[1., 0.],
             [1., 1.]])
     """
-    mask = np.tril(np.ones(input._data.shape[-2:], dtype=bool), diagonal)
-    return ops.where(_make(mask), input, 0.0 if input._data.dtype.kind == "f" else 0)
+    return _triangle(input, np.tril, diagonal)
 
 
 def triu(input, diagonal=0):  # noqa: A002
@@ -367,7 +354,12 @@ def triu(input, diagonal=0):  # noqa: A002
     tensor([[1., 1.],
             [0., 1.]])
     """
-    mask = np.triu(np.ones(input._data.shape[-2:], dtype=bool), diagonal)
+    return _triangle(input, np.triu, diagonal)
+
+
+def _triangle(input, band, diagonal):  # noqa: A002
+    """``input`` where ``band`` (np.tril or np.triu) keeps the last two dims, else zero."""
+    mask = band(np.ones(input._data.shape[-2:], dtype=bool), diagonal)
     return ops.where(_make(mask), input, 0.0 if input._data.dtype.kind == "f" else 0)
 
 

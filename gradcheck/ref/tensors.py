@@ -61,8 +61,7 @@ class Tensor:
     @staticmethod
     def _make_subclass(cls, data: "Tensor", require_grad: bool = False):
         """A ``cls`` instance sharing ``data``'s storage (how nn.Parameter is built)."""
-        t = object.__new__(cls)
-        _init(t, data._data, None, data._vc)
+        t = _make(data._data, vc=data._vc, cls=cls)
         if require_grad:
             t.requires_grad = True
         return t
@@ -344,25 +343,15 @@ class _RemovableHandle:
             self._hooks.remove(self._hook)
 
 
-def _init(t, data, grad_fn, vc):
-    t._data = data
-    t._rg = grad_fn is not None
-    t.grad_fn = grad_fn
-    t._grad = None
-    t._vc = [0] if vc is None else vc
-    t._retains_grad = False
-    t._hooks = None
-    t._post_hooks = None
-    t._acc = None
-    t._view = None
-
-
 _new = object.__new__
 
 
-def _make(data, grad_fn=None, vc=None) -> Tensor:
-    """The fast internal constructor: wrap an array without copying or checking it."""
-    t = _new(Tensor)
+def _make(data, grad_fn=None, vc=None, cls=None) -> Tensor:
+    """The fast internal constructor: wrap an array without copying or checking it.
+
+    ``cls`` builds a Tensor subclass (``_make_subclass``); ``vc`` shares a version counter.
+    """
+    t = _new(cls or Tensor)
     t._data = data
     t._rg = grad_fn is not None
     t.grad_fn = grad_fn

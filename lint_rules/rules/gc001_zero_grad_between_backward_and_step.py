@@ -28,6 +28,13 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     built elsewhere and named `net_params` is not recognised, and the rule then stays silent.
     Conditions are compared by their text, so `if step % k == 0` and `if is_update_step`
     are treated as unrelated.
+    A step that runs only some iterations is taken to be an accumulation window when its test
+    is a counter test (`%`, or a flag assigned from one); under any other guard
+    (`if math.isfinite(norm):`, `if epoch >= warmup:`) skipping the step drops the batch on
+    purpose, so a reset at the top of the next iteration is not reported. Accumulation by a
+    running total (`if tokens >= tokens_per_step:`) therefore goes unreported.
+    A `finally:` reset after an exception handler, and a reset outside the loop of a function
+    that is never called in the file (an epoch function), discard gradients on purpose too.
 
     ## Example
     ```python
@@ -144,6 +151,14 @@ class ZeroGradBetweenBackwardAndStep(Rule):
             "        if (i + 1) % accum == 0:\n"
             "            optimizer.step()\n"
             "            optimizer.zero_grad()\n"
+        ),
+        Valid(
+            "for x, y in loader:\n"
+            "    optimizer.zero_grad()\n"
+            "    criterion(model(x), y).backward()\n"
+            "    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+            "    if torch.isfinite(norm):  # a guard, not a counter: the batch is skipped\n"
+            "        optimizer.step()\n"
         ),
     ]
     INVALID: ClassVar[list[Invalid]] = [

@@ -27,6 +27,11 @@ class MissingZeroGrad(Rule):
     A function that this file never calls is judged as if it ran once per batch (as
     dslinter's W5517 does), so a step function whose caller in another file resets the
     gradients before each call is reported.
+    A name the loop binds anew each iteration (`for model, opt in zip(models, opts):`,
+    `opt = optimizers[i]`) is a different optimizer every time, so nothing is carried over for
+    it; `for opt in optimizers:` inside a training loop steps each member once, and the
+    training loop around it carries the state of all of them. The rule stays silent about a
+    rebound optimizer even when its model keeps its gradients between iterations.
 
     ## Example
     ```python

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from gradcheck.checks import GradcheckResult, check_grad
+from gradcheck.checks.planted import ROWS, torch_op
 
 torch = pytest.importorskip("torch")
 
@@ -18,27 +19,17 @@ def _torch_gradcheck(fn, inputs, **kwargs) -> bool:
         return torch.autograd.gradcheck(fn, inputs, raise_exception=False, **kwargs)
 
 
-class _OneEntryOffBy25Percent(torch.autograd.Function):
-    """y = 2x; the backward's entry 417 (of 1000) is 2.5 instead of 2."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return 2 * x
-
-    @staticmethod
-    def backward(ctx, grad):
-        scale = torch.full_like(grad, 2.0)
-        scale[417] = 2.5
-        return grad * scale
+# y = 2x; the backward's entry 417 (of 1000) is 2.5 instead of 2.
+_one_entry_25_percent_off = torch_op(ROWS["one entry of 1000 25% off"], buggy=True)
 
 
 def test_torch_fast_mode_misses_one_entry_25_percent_wrong_ours_does_not():
     x = torch.randn(1000, dtype=torch.float64, generator=torch.Generator().manual_seed(0),
                     requires_grad=True)
-    if not _torch_gradcheck(_OneEntryOffBy25Percent.apply, (x,), fast_mode=True):
+    if not _torch_gradcheck(_one_entry_25_percent_off, (x,), fast_mode=True):
         pytest.skip("this torch's fast mode catches the 25% entry")
     for seed in range(3):
-        ours = check_grad(_OneEntryOffBy25Percent.apply, x, mode="fast", seed=seed,
+        ours = check_grad(_one_entry_25_percent_off, x, mode="fast", seed=seed,
                           raise_on_failure=False)
         assert not ours.passed and ours.worst().index == (417,)
         assert ours.rechecked_blocks == [("output", "input")]
@@ -63,8 +54,8 @@ def test_torch_false_alarm_at_relu_zero_ours_reports_a_kink():
 def test_torch_returns_bare_false_ours_returns_a_report():
     x = torch.randn(1000, dtype=torch.float64, generator=torch.Generator().manual_seed(1),
                     requires_grad=True)
-    assert _torch_gradcheck(_OneEntryOffBy25Percent.apply, (x,)) is False
-    ours = check_grad(_OneEntryOffBy25Percent.apply, x, raise_on_failure=False)
+    assert _torch_gradcheck(_one_entry_25_percent_off, (x,)) is False
+    ours = check_grad(_one_entry_25_percent_off, x, raise_on_failure=False)
     assert isinstance(ours, GradcheckResult) and not ours
     assert "input[417]" in str(ours) and "2.5" in str(ours)
 

@@ -31,38 +31,34 @@ def test_parallel_workers_in_a_real_process(project, kit):
     assert run.returncode == 1
 
 
-def test_lint_help_imports_nothing_heavy(project):
+def _run_in_fresh_python(project, argv, watched):
+    """``gradcheck <argv>`` in a new interpreter; stdout ends with ``HEAVY [...]``, the
+    modules of ``watched`` it imported."""
     probe = (
         "import sys\n"
         "from gradcheck.cli import main\n"
         "try:\n"
-        "    main(['lint', '--help'])\n"
+        f"    main({argv!r})\n"
         "except SystemExit:\n"
         "    pass\n"
-        "heavy = [m for m in ('numpy', 'torch', 'jax', 'libcst', 'gradcheck.ref',"
-        " 'gradcheck.checks', 'lint_rules') if m in sys.modules]\n"
-        "print('HEAVY', heavy)\n"
+        f"print('HEAVY', [m for m in {watched!r} if m in sys.modules])\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         cwd=project, timeout=60, check=False)
-    assert "--select" in out.stdout
-    assert "HEAVY []" in out.stdout
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=project, timeout=60, check=False).stdout
+
+
+def test_lint_help_imports_nothing_heavy(project):
+    heavy = ("numpy", "torch", "jax", "libcst", "gradcheck.ref", "gradcheck.checks", "lint_rules")
+    out = _run_in_fresh_python(project, ["lint", "--help"], heavy)
+    assert "--select" in out
+    assert "HEAVY []" in out
 
 
 def test_linting_imports_no_numpy_or_torch(project, kit):
     kit.write(project, {"bad.py": kit.MISSING_ZERO_GRAD})
-    probe = (
-        "import sys\n"
-        "from gradcheck.cli import main\n"
-        "try:\n"
-        "    main(['lint', '--no-cache', '-q'])\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "print('HEAVY', [m for m in ('numpy', 'torch', 'jax', 'gradcheck.ref') if m in sys.modules])\n"
-    )
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         cwd=project, timeout=60, check=False)
-    assert "GC002" in out.stdout and "HEAVY []" in out.stdout
+    heavy = ("numpy", "torch", "jax", "gradcheck.ref")
+    out = _run_in_fresh_python(project, ["lint", "--no-cache", "-q"], heavy)
+    assert "GC002" in out and "HEAVY []" in out
 
 
 @pytest.mark.slow

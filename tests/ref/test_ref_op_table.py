@@ -321,8 +321,16 @@ def _run(module, row, arrays, params, upstream_of):
     return out, leaves, up, upstream
 
 
-def _upstream_factory(draw):
-    return lambda shape: draw(hnp.arrays(np.float64, shape, elements=st.floats(-1, 1)))
+def _drawn_once(draw):
+    """``shape -> float64 array`` that draws each shape once, so both engines see the same."""
+    seen = {}
+
+    def upstream_of(shape):
+        if shape not in seen:
+            seen[shape] = draw(hnp.arrays(np.float64, shape, elements=st.floats(-1, 1)))
+        return seen[shape]
+
+    return upstream_of
 
 
 def _check_no_mutation_or_alias(leaves, arrays, up, upstream):
@@ -344,13 +352,7 @@ def test_op_matches_torch(row, data):
     arrays, params = data.draw(_case(row))
     if row.ties_differ:
         assume(row.smooth(*arrays, **params))
-    seen = {}
-
-    def upstream_of(shape):
-        if shape not in seen:
-            seen[shape] = _upstream_factory(data.draw)(shape)
-        return seen[shape]
-
+    upstream_of = _drawn_once(data.draw)
     out, leaves, up, upstream = _run(ref, row, arrays, params, upstream_of)
     t_out, t_leaves, _, _ = _run(torch, row, arrays, params, upstream_of)
     assert tuple(out.shape) == tuple(t_out.shape)
@@ -371,13 +373,7 @@ def test_op_matches_central_differences(row, data, finite_diff):
     arrays, params = data.draw(_case(row))
     if row.smooth is not None:
         assume(row.smooth(*arrays, **params))
-    seen = {}
-
-    def upstream_of(shape):
-        if shape not in seen:
-            seen[shape] = _upstream_factory(data.draw)(shape)
-        return seen[shape]
-
+    upstream_of = _drawn_once(data.draw)
     out, leaves, up, upstream = _run(ref, row, arrays, params, upstream_of)
 
     def forward(*xs):
@@ -416,18 +412,9 @@ def test_second_derivatives_match_torch(row, data):
     arrays, params = data.draw(_case(row))
     if row.smooth is not None:
         assume(row.smooth(*arrays, **params))
-    seen = {}
-
-    def draw_once(key):
-        def make(shape):
-            if (key, shape) not in seen:
-                seen[key, shape] = _upstream_factory(data.draw)(shape)
-            return seen[key, shape]
-
-        return make
-
-    ours = _double_backward(ref, row, arrays, params, draw_once("up"), draw_once("probe"))
-    theirs = _double_backward(torch, row, arrays, params, draw_once("up"), draw_once("probe"))
+    up_of, probe_of = _drawn_once(data.draw), _drawn_once(data.draw)
+    ours = _double_backward(ref, row, arrays, params, up_of, probe_of)
+    theirs = _double_backward(torch, row, arrays, params, up_of, probe_of)
     # A derivative that is constant in x has no graph here; torch may return zeros instead.
     ours = ours or [None] * len(arrays)
     theirs = theirs or [None] * len(arrays)

@@ -352,6 +352,23 @@ def test_bad_hyperparameters_raise_clear_errors(bad, ref):
     assert len(str(info.value)) > 10
 
 
+@pytest.mark.parametrize(("name", "kwargs"), [
+    ("SGD", dict(lr=-1.0)), ("SGD", dict(lr=0.1, momentum=-1.0)),
+    ("Adam", dict(eps=-1.0)), ("Adam", dict(weight_decay=-1.0)),
+    ("RMSprop", dict(lr=-1.0)), ("RMSprop", dict(alpha=-1.0)),
+    ("Adagrad", dict(lr=-1.0)), ("Adagrad", dict(initial_accumulator_value=-1.0)),
+    ("LBFGS", dict(lr=-1.0)),
+], ids=lambda v: v if isinstance(v, str) else ",".join(v))
+def test_negative_hyperparameter_error_starts_with_torchs_message(name, kwargs, ref, torch):
+    def message(lib):
+        with pytest.raises(ValueError) as info:
+            getattr(lib.optim, name)([lib.nn.Parameter(lib.ones(1))], **kwargs)
+        return str(info.value)
+
+    expected = message(torch)
+    assert message(ref).startswith(expected), (message(ref), expected)
+
+
 def test_step_pre_hook_can_replace_arguments(ref, torch):
     def run(lib):
         w = lib.nn.Parameter(lib.tensor([3.0]))

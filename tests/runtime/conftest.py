@@ -56,6 +56,17 @@ def load_fixture(stem: str, framework: str) -> dict[str, Any]:
         return namespace["make"]()
 
 
+@pytest.fixture(params=["torch", "ref"])
+def torch(request):
+    """Real torch, or the reference engine under torch's name (the runtime treats both alike).
+
+    Any runtime test taking a ``torch`` argument runs once per framework.
+    """
+    if request.param == "ref":
+        return pytest.importorskip("gradcheck.ref")
+    return pytest.importorskip("torch")
+
+
 @pytest.fixture
 def fixture_setup():
     """``fixture_setup(stem, framework)`` -> the fixture's ``make()`` dict."""

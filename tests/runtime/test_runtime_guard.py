@@ -63,14 +63,6 @@ def test_warn_mode_keeps_training_and_records_findings(fixture_setup):
     assert len(guards[0].findings) == len(setup["batches"]) - 1
 
 
-@pytest.fixture(params=FRAMEWORKS)
-def torch(request):
-    """Real torch, or the reference engine under torch's name: the guard treats both alike."""
-    if request.param == "ref":
-        return pytest.importorskip("gradcheck.ref")
-    return pytest.importorskip("torch")
-
-
 def _mlp(torch):
     torch.manual_seed(0)
     model = torch.nn.Linear(3, 2)

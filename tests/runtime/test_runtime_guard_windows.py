@@ -7,16 +7,6 @@ import pytest
 
 from gradcheck.runtime import GradGuardError, check_training_step, guard
 
-FRAMEWORKS = ["torch", "ref"]
-
-
-@pytest.fixture(params=FRAMEWORKS)
-def torch(request):
-    """Real torch, or the reference engine under torch's name."""
-    if request.param == "ref":
-        return pytest.importorskip("gradcheck.ref")
-    return pytest.importorskip("torch")
-
 
 def _data(torch, count, width=2):
     rng = np.random.default_rng(1)

@@ -8,16 +8,6 @@ import pytest
 from gradcheck.runtime import check_training_step
 from gradcheck.runtime.replay import ReplayUnavailable, common_factor, update_mismatch
 
-FRAMEWORKS = ["torch", "ref"]
-
-
-@pytest.fixture(params=FRAMEWORKS)
-def torch(request):
-    """Real torch, or the reference engine under torch's name."""
-    if request.param == "ref":
-        return pytest.importorskip("gradcheck.ref")
-    return pytest.importorskip("torch")
-
 
 def _setup(torch, optimizer="sgd", lr=0.1):
     torch.manual_seed(0)

@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from gradcheck import ref as torch
-from gradcheck.ref.nn.parameter import Parameter
-from gradcheck.ref.utils.hooks import RemovableHandle
+from gradcheck.ref.nn.parameter import Parameter, reset_grads
+from gradcheck.ref.utils.hooks import RemovableHandle, add_hook
 
 
 class IncompatibleKeys(NamedTuple):
@@ -138,15 +138,11 @@ class Module:
 
     def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
         """Call `hook(module, args)` before `forward`; a non-None result replaces the args."""
-        handle = RemovableHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[handle.id] = hook
-        return handle
+        return add_hook(self._forward_pre_hooks, hook)
 
     def register_forward_hook(self, hook: Callable) -> RemovableHandle:
         """Call `hook(module, args, output)` after `forward`; a non-None result replaces it."""
-        handle = RemovableHandle(self._forward_hooks)
-        self._forward_hooks[handle.id] = hook
-        return handle
+        return add_hook(self._forward_hooks, hook)
 
     # -- traversal ---------------------------------------------------------------------------
     def named_modules(self, memo: set | None = None, prefix: str = "",
@@ -226,17 +222,7 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset parameter gradients: to None by default, to zeros with `set_to_none=False`."""
-        for param in self.parameters():
-            if param.grad is None:
-                continue
-            if set_to_none:
-                param.grad = None
-            else:
-                if param.grad.grad_fn is not None:
-                    param.grad = param.grad.detach()
-                else:
-                    param.grad.requires_grad_(False)
-                param.grad.zero_()
+        reset_grads(self.parameters(), set_to_none)
 
     def apply(self, fn: Callable[[Module], None]) -> Module:
         """Call `fn` on every child (recursively, children first) and then on self."""

@@ -1,6 +1,7 @@
 """`Parameter`: a leaf Tensor that a `Module` registers as trainable when assigned to it."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from gradcheck import ref as torch
@@ -29,6 +30,29 @@ class Parameter(torch.Tensor):
 
     def __reduce_ex__(self, protocol: int) -> tuple:
         return (_rebuild_parameter, (self.detach().numpy().copy(), self.requires_grad))
+
+
+def reset_grads(params: Iterable[torch.Tensor], set_to_none: bool = True) -> None:
+    """Reset each tensor's `.grad`: to None, or to zeros cut from any graph with
+    `set_to_none=False` (what `Module.zero_grad` and `Optimizer.zero_grad` both do).
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> p = Parameter(torch.ones(2)); p.grad = torch.ones(2)
+        >>> reset_grads([p], set_to_none=False); p.grad.tolist()
+        [0.0, 0.0]
+    """
+    for param in params:
+        if param.grad is None:
+            continue
+        if set_to_none:
+            param.grad = None
+        else:
+            if param.grad.grad_fn is not None:
+                param.grad = param.grad.detach()
+            else:
+                param.grad.requires_grad_(False)
+            param.grad.zero_()
 
 
 def _rebuild_parameter(array: Any, requires_grad: bool) -> Parameter:

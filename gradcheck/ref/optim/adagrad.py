@@ -5,7 +5,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from gradcheck import ref as torch
-from gradcheck.ref.optim.optimizer import Optimizer, implementation_flags
+from gradcheck.ref.optim.optimizer import Optimizer, check_non_negative, implementation_flags
 
 
 class Adagrad(Optimizer):
@@ -24,11 +24,8 @@ class Adagrad(Optimizer):
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
                  eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
                  differentiable: bool = False, fused: bool | None = None) -> None:
-        for name, value in (("learning rate", lr), ("lr_decay", lr_decay),
-                            ("weight_decay", weight_decay),
-                            ("initial_accumulator_value", initial_accumulator_value)):
-            if value < 0.0:
-                raise ValueError(f"Invalid {name} value: {value}; it must be >= 0")
+        check_non_negative(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                           initial_accumulator_value=initial_accumulator_value)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, maximize=maximize,
                         **implementation_flags("Adagrad", foreach=foreach,
@@ -42,15 +39,10 @@ class Adagrad(Optimizer):
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Perform one update; a parameter whose `.grad` is None is skipped."""
-        loss = self._evaluate(closure)
-        with torch.no_grad():
-            for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is not None:
-                        self._update(p, group, self.state[p])
-        return loss
+        return self._step_each(closure, self._update)
 
-    def _update(self, p: Any, group: dict[str, Any], state: dict[str, Any]) -> None:
+    def _update(self, p: Any, group: dict[str, Any]) -> None:
+        state = self.state[p]
         grad = -p.grad if group["maximize"] else p.grad
         state["step"].add_(1)
         step = state["step"].item()

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from gradcheck import ref as torch
-from gradcheck.ref.optim.optimizer import Optimizer, implementation_flags
+from gradcheck.ref.optim.optimizer import Optimizer, check_non_negative, implementation_flags
 
 
 class Adam(Optimizer):
@@ -27,15 +27,11 @@ class Adam(Optimizer):
                  foreach: bool | None = None, capturable: bool = False,
                  differentiable: bool = False, fused: bool | None = None,
                  decoupled_weight_decay: bool = False) -> None:
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}; it must be >= 0")
-        if eps < 0.0:
-            raise ValueError(f"Invalid epsilon value: {eps}; it must be >= 0")
+        check_non_negative(lr=lr, eps=eps)
         for i, beta in enumerate(betas):
             if not 0.0 <= beta < 1.0:
                 raise ValueError(f"Invalid beta parameter at index {i}: {beta}; use [0, 1)")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}; it must be >= 0")
+        check_non_negative(weight_decay=weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize,
                         decoupled_weight_decay=decoupled_weight_decay,
@@ -57,15 +53,10 @@ class Adam(Optimizer):
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Perform one update; a parameter whose `.grad` is None is skipped."""
-        loss = self._evaluate(closure)
-        with torch.no_grad():
-            for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is not None:
-                        self._update(p, group, self._init_state(p, group))
-        return loss
+        return self._step_each(closure, self._update)
 
-    def _update(self, p: Any, group: dict[str, Any], state: dict[str, Any]) -> None:
+    def _update(self, p: Any, group: dict[str, Any]) -> None:
+        state = self._init_state(p, group)
         lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
         grad = -p.grad if group["maximize"] else p.grad
         state["step"].add_(1)

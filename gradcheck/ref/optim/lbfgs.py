@@ -5,7 +5,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from gradcheck import ref as torch
-from gradcheck.ref.optim.optimizer import Optimizer
+from gradcheck.ref.optim.optimizer import Optimizer, check_non_negative
 
 
 class LBFGS(Optimizer):
@@ -25,8 +25,7 @@ class LBFGS(Optimizer):
                  max_eval: int | None = None, tolerance_grad: float = 1e-7,
                  tolerance_change: float = 1e-9, history_size: int = 100,
                  line_search_fn: str | None = None) -> None:
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}; it must be >= 0")
+        check_non_negative(lr=lr)
         if line_search_fn is not None:
             raise NotImplementedError(
                 f"LBFGS line_search_fn={line_search_fn!r} is not supported by the reference "

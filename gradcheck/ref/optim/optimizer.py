@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from gradcheck import ref as torch
-from gradcheck.ref.utils.hooks import RemovableHandle
+from gradcheck.ref.nn.parameter import reset_grads
+from gradcheck.ref.utils.hooks import RemovableHandle, add_hook
 
 StepHook = Callable[["Optimizer", tuple, dict], Any]
 
@@ -125,22 +126,26 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset gradients: to None by default, or to zero tensors with `set_to_none=False`."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    if p.grad.grad_fn is not None:
-                        p.grad = p.grad.detach()
-                    else:
-                        p.grad.requires_grad_(False)
-                    p.grad.zero_()
+        reset_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update the parameters once; subclasses override this."""
         raise NotImplementedError
+
+    def _step_each(self, closure: Callable[[], Any] | None,
+                   update: Callable[[Any, dict[str, Any]], None]) -> Any:
+        """Run the closure, then `update(p, group)` under no_grad for each param with a grad.
+
+        The per-parameter loop that torch's for-loop optimizers share; each subclass keeps its
+        own `step` (so step hooks wrap it) and its update formula in its own `_update`.
+        """
+        loss = self._evaluate(closure)
+        with torch.no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        update(p, group)
+        return loss
 
     @staticmethod
     def _evaluate(closure: Callable[[], Any] | None) -> Any:
@@ -153,15 +158,11 @@ class Optimizer:
     def register_step_pre_hook(self, hook: StepHook) -> RemovableHandle:
         """Call `hook(optimizer, args, kwargs)` before each `step`; it may return new
         `(args, kwargs)`."""
-        handle = RemovableHandle(self._optimizer_step_pre_hooks)
-        self._optimizer_step_pre_hooks[handle.id] = hook
-        return handle
+        return add_hook(self._optimizer_step_pre_hooks, hook)
 
     def register_step_post_hook(self, hook: StepHook) -> RemovableHandle:
         """Call `hook(optimizer, args, kwargs)` after each `step`."""
-        handle = RemovableHandle(self._optimizer_step_post_hooks)
-        self._optimizer_step_post_hooks[handle.id] = hook
-        return handle
+        return add_hook(self._optimizer_step_post_hooks, hook)
 
     def state_dict(self) -> dict[str, Any]:
         """Return `{"state": ..., "param_groups": ...}` with parameters replaced by indices."""
@@ -201,6 +202,24 @@ class Optimizer:
             dict(saved, params=mine["params"])
             for mine, saved in zip(self.param_groups, saved_groups)
         ]
+
+
+def check_non_negative(**values: Any) -> None:
+    """Raise torch's ValueError for the first negative hyper-parameter (in argument order).
+
+    `required` (no default given) is skipped; `lr` and `eps` get torch's wording.
+
+    Example:
+        >>> check_non_negative(lr=0.1, weight_decay=-1.0)
+        Traceback (most recent call last):
+        ...
+        ValueError: Invalid weight_decay value: -1.0; it must be >= 0
+    """
+    labels = {"lr": "learning rate", "eps": "epsilon value"}
+    for name, value in values.items():
+        if value is not required and value < 0.0:
+            raise ValueError(f"Invalid {labels.get(name, name + ' value')}: {value}; "
+                             "it must be >= 0")
 
 
 def implementation_flags(name: str, **flags: Any) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from gradcheck import ref as torch
-from gradcheck.ref.optim.optimizer import Optimizer, implementation_flags
+from gradcheck.ref.optim.optimizer import Optimizer, check_non_negative, implementation_flags
 
 
 class RMSprop(Optimizer):
@@ -25,10 +25,8 @@ class RMSprop(Optimizer):
                  centered: bool = False, *, maximize: bool = False,
                  foreach: bool | None = None, capturable: bool = False,
                  differentiable: bool = False) -> None:
-        for name, value in (("learning rate", lr), ("epsilon", eps), ("momentum", momentum),
-                            ("weight_decay", weight_decay), ("alpha", alpha)):
-            if value < 0.0:
-                raise ValueError(f"Invalid {name} value: {value}; it must be >= 0")
+        check_non_negative(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay,
+                           alpha=alpha)
         defaults = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                         momentum=momentum, centered=centered, maximize=maximize,
                         **implementation_flags("RMSprop", foreach=foreach,
@@ -49,15 +47,10 @@ class RMSprop(Optimizer):
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Perform one update; a parameter whose `.grad` is None is skipped."""
-        loss = self._evaluate(closure)
-        with torch.no_grad():
-            for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is not None:
-                        self._update(p, group, self._init_state(p, group))
-        return loss
+        return self._step_each(closure, self._update)
 
-    def _update(self, p: Any, group: dict[str, Any], state: dict[str, Any]) -> None:
+    def _update(self, p: Any, group: dict[str, Any]) -> None:
+        state = self._init_state(p, group)
         alpha = group["alpha"]
         grad = -p.grad if group["maximize"] else p.grad
         state["step"].add_(1)

@@ -4,8 +4,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from gradcheck import ref as torch
-from gradcheck.ref.optim.optimizer import Optimizer, implementation_flags, required
+from gradcheck.ref.optim.optimizer import Optimizer, check_non_negative, implementation_flags
 
 
 class SGD(Optimizer):
@@ -24,12 +23,7 @@ class SGD(Optimizer):
                  dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
                  *, maximize: bool = False, foreach: bool | None = None,
                  differentiable: bool = False, fused: bool | None = None) -> None:
-        if lr is not required and lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}; it must be >= 0")
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}; it must be >= 0")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}; it must be >= 0")
+        check_non_negative(lr=lr, momentum=momentum, weight_decay=weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
@@ -40,13 +34,7 @@ class SGD(Optimizer):
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Perform one update; a parameter whose `.grad` is None is skipped."""
-        loss = self._evaluate(closure)
-        with torch.no_grad():
-            for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is not None:
-                        self._update(p, group)
-        return loss
+        return self._step_each(closure, self._update)
 
     def _update(self, p: Any, group: dict[str, Any]) -> None:
         grad = -p.grad if group["maximize"] else p.grad

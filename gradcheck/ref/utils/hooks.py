@@ -28,3 +28,18 @@ class RemovableHandle:
 
     def __exit__(self, *exc: object) -> None:
         self.remove()
+
+
+def add_hook(hooks: dict, hook: object) -> RemovableHandle:
+    """Store `hook` in `hooks` under a fresh id; the handle removes it again.
+
+    Example:
+        >>> hooks = {}
+        >>> handle = add_hook(hooks, print); list(hooks.values())
+        [<built-in function print>]
+        >>> handle.remove(); hooks
+        {}
+    """
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle

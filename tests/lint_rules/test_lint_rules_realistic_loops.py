@@ -1,7 +1,8 @@
-"""Realistic correct training code in styles the rule examples do not show: each must lint clean.
+"""Realistic correct training loops in styles the rule examples do not show: each must lint clean.
 
-Trainers (HF, Lightning, Ignite, Fabric), accumulation windows, AMP, SWA/EMA, checkpointing,
-LBFGS closures, RL and GAN loops, meta-learning, adversarial training, exception handling.
+Accumulation windows, guarded steps, AMP, SWA/EMA, checkpointing, LBFGS closures, RL and GAN
+loops, meta-learning, adversarial training, exception handling. The buggy twins of the
+guarded-step programs (a counter test gates the step) must keep their finding.
 """
 from __future__ import annotations
 
@@ -14,25 +15,6 @@ from lint_rules import check_source
 HEADER = "import torch\nfrom torch import nn\n"
 
 SILENT = {
-    "hf-trainer": """
-        class Trainer:
-            def training_step(self, model, inputs):
-                model.train()
-                loss = self.compute_loss(model, inputs)
-                if self.args.n_gpu > 1:
-                    loss = loss.mean()
-                self.accelerator.backward(loss)
-                return loss.detach()
-
-            def _inner_training_loop(self, train_dataloader):
-                model = self.model
-                self.optimizer.zero_grad()
-                for step, inputs in enumerate(train_dataloader):
-                    tr_loss_step = self.training_step(model, inputs)
-                    self.optimizer.step()
-                    self.lr_scheduler.step()
-                    model.zero_grad()
-    """,
     "window-start-zero": """
         optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
         for step, (x, y) in enumerate(loader):
@@ -154,19 +136,6 @@ SILENT = {
         for i in range(20):
             optimizer.step(closure)
     """,
-    "accelerate-clip": """
-        model, optimizer, loader, scheduler = accelerator.prepare(model, optimizer, loader, scheduler)
-        for batch in loader:
-            with accelerator.accumulate(model):
-                outputs = model(**batch)
-                loss = outputs.loss
-                accelerator.backward(loss)
-                if accelerator.sync_gradients:
-                    accelerator.clip_grad_norm_(model.parameters(), 1.0)
-                optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad()
-    """,
     "scaler-setnone": """
         scaler = torch.cuda.amp.GradScaler()
         opt = torch.optim.AdamW(model.parameters())
@@ -284,25 +253,6 @@ SILENT = {
             g_loss.backward()
             opt_g.step()
     """,
-    "epoch-fn-called": """
-        def train_one_epoch(model, optimizer, loader, scaler):
-            model.train()
-            for x, y in loader:
-                with torch.autocast("cuda"):
-                    loss = criterion(model(x), y)
-                optimizer.zero_grad(set_to_none=True)
-                scaler.scale(loss).backward()
-                scaler.step(optimizer)
-                scaler.update()
-
-        def main():
-            model = Net()
-            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-            scaler = torch.cuda.amp.GradScaler()
-            for epoch in range(90):
-                train_one_epoch(model, optimizer, loader, scaler)
-                evaluate(model, val_loader)
-    """,
     "moco-momentum": """
         optimizer = torch.optim.SGD(encoder_q.parameters(), lr=0.03)
         for im_q, im_k in loader:
@@ -381,74 +331,6 @@ SILENT = {
             criterion(model(x), y).backward()
             optimizer.step()
     """,
-    "hf-inner-loop-accum": """
-        class Trainer:
-            def training_step(self, model, inputs):
-                model.train()
-                loss = self.compute_loss(model, inputs)
-                loss = loss / self.args.gradient_accumulation_steps
-                self.accelerator.backward(loss)
-                return loss.detach()
-
-            def _inner_training_loop(self, model, epoch_iterator, args):
-                self.optimizer.zero_grad()
-                for step, inputs in enumerate(epoch_iterator):
-                    is_last_step = step + 1 == len(epoch_iterator)
-                    tr_loss_step = self.training_step(model, inputs)
-                    if (step + 1) % args.gradient_accumulation_steps == 0 or is_last_step:
-                        self.accelerator.clip_grad_norm_(model.parameters(), args.max_grad_norm)
-                        self.optimizer.step()
-                        self.lr_scheduler.step()
-                        model.zero_grad()
-    """,
-    "lightning-optimizer-step-hook": """
-        class Lit(pl.LightningModule):
-            def optimizer_step(self, epoch, batch_idx, optimizer, optimizer_closure):
-                optimizer.step(closure=optimizer_closure)
-                for pg in optimizer.param_groups:
-                    pg["lr"] = self.lr_at(self.trainer.global_step)
-
-            def optimizer_zero_grad(self, epoch, batch_idx, optimizer):
-                optimizer.zero_grad(set_to_none=True)
-    """,
-    "lightning-manual-accum": """
-        class Lit(pl.LightningModule):
-            def __init__(self):
-                super().__init__()
-                self.automatic_optimization = False
-
-            def training_step(self, batch, batch_idx):
-                opt = self.optimizers()
-                loss = self.compute_loss(batch) / N
-                self.manual_backward(loss)
-                if (batch_idx + 1) % N == 0:
-                    self.clip_gradients(opt, gradient_clip_val=0.5)
-                    opt.step()
-                    opt.zero_grad()
-    """,
-    "fabric-loop": """
-        fabric = L.Fabric(accelerator="cuda", devices=2)
-        model, optimizer = fabric.setup(model, optimizer)
-        for batch in loader:
-            optimizer.zero_grad()
-            loss = model(batch).loss
-            fabric.backward(loss)
-            fabric.clip_gradients(model, optimizer, max_norm=1.0)
-            optimizer.step()
-    """,
-    "ignite-engine": """
-        def train_step(engine, batch):
-            model.train()
-            optimizer.zero_grad()
-            x, y = batch
-            loss = criterion(model(x), y)
-            loss.backward()
-            optimizer.step()
-            return loss.item()
-
-        trainer = Engine(train_step)
-        trainer.run(loader, max_epochs=5)
-    """,
     "no-sync-accum": """
         optimizer = torch.optim.AdamW(model.parameters())
         for i, (x, y) in enumerate(loader):
@@ -493,31 +375,6 @@ SILENT = {
                 errG.backward()
                 optimizerG.step()
     """,
-    "cyclegan-set-requires-grad": """
-        class CycleGAN:
-            def __init__(self):
-                self.optimizer_G = torch.optim.Adam(itertools.chain(self.netG_A.parameters(), self.netG_B.parameters()))
-                self.optimizer_D = torch.optim.Adam(itertools.chain(self.netD_A.parameters(), self.netD_B.parameters()))
-
-            def backward_G(self):
-                self.loss_G = self.loss_G_A + self.loss_G_B + self.loss_cycle
-                self.loss_G.backward()
-
-            def backward_D(self):
-                self.loss_D_A.backward()
-                self.loss_D_B.backward()
-
-            def optimize_parameters(self):
-                self.forward()
-                self.set_requires_grad([self.netD_A, self.netD_B], False)
-                self.optimizer_G.zero_grad()
-                self.backward_G()
-                self.optimizer_G.step()
-                self.set_requires_grad([self.netD_A, self.netD_B], True)
-                self.optimizer_D.zero_grad()
-                self.backward_D()
-                self.optimizer_D.step()
-    """,
     "grad-accum-last-flush": """
         optimizer.zero_grad()
         for i, (x, y) in enumerate(loader):
@@ -561,6 +418,196 @@ SILENT = {
                     a_optimizer.step()
                     alpha = log_alpha.exp().item()
     """,
+    "dqn": """
+        optimizer = optim.AdamW(policy_net.parameters(), lr=LR, amsgrad=True)
+        for i_episode in range(num_episodes):
+            state, info = env.reset()
+            for t in count():
+                action = select_action(state)
+                observation, reward, terminated, truncated, _ = env.step(action.item())
+                memory.push(state, action, next_state, reward)
+                state = next_state
+                if len(memory) >= BATCH_SIZE:
+                    loss = compute_loss(memory.sample(BATCH_SIZE))
+                    optimizer.zero_grad()
+                    loss.backward()
+                    torch.nn.utils.clip_grad_value_(policy_net.parameters(), 100)
+                    optimizer.step()
+                target_net_state_dict = target_net.state_dict()
+                for key in policy_net_state_dict:
+                    target_net_state_dict[key] = policy_net_state_dict[key] * TAU + target_net_state_dict[key] * (1 - TAU)
+                target_net.load_state_dict(target_net_state_dict)
+                if terminated or truncated:
+                    break
+    """,
+    "a3c-shared-grads": """
+        def ensure_shared_grads(model, shared_model):
+            for param, shared_param in zip(model.parameters(), shared_model.parameters()):
+                if shared_param.grad is not None:
+                    return
+                shared_param._grad = param.grad
+
+        def train(rank, shared_model, optimizer):
+            model = ActorCritic()
+            while True:
+                model.load_state_dict(shared_model.state_dict())
+                loss = rollout_loss(model)
+                optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 50)
+                ensure_shared_grads(model, shared_model)
+                optimizer.step()
+    """,
+    "two-opts-shared-backbone": """
+        opt_backbone = torch.optim.SGD(backbone.parameters(), lr=0.01)
+        opt_heads = torch.optim.Adam(list(head_a.parameters()) + list(head_b.parameters()))
+        for x, ya, yb in loader:
+            opt_backbone.zero_grad()
+            opt_heads.zero_grad()
+            feats = backbone(x)
+            loss = crit(head_a(feats), ya) + crit(head_b(feats), yb)
+            loss.backward()
+            opt_backbone.step()
+            opt_heads.step()
+    """,
+    "param-groups-decay": """
+        decay = [p for n, p in model.named_parameters() if p.ndim >= 2]
+        no_decay = [p for n, p in model.named_parameters() if p.ndim < 2]
+        optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}], lr=6e-4)
+        for it in range(max_iters):
+            for g in optimizer.param_groups:
+                g["lr"] = get_lr(it)
+            x, y = get_batch("train")
+            logits, loss = model(x, y)
+            model.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+    """,
+    "skip-nonfinite-step": """
+        optimizer = torch.optim.AdamW(model.parameters())
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            if torch.isfinite(norm):
+                optimizer.step()
+    """,
+    "skip-step-flag": """
+        optimizer = torch.optim.AdamW(model.parameters())
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            if not args.dry_run:
+                optimizer.step()
+    """,
+    "warmup-probe": """
+        for epoch in range(epochs):
+            for x, y in loader:
+                optimizer.zero_grad()
+                criterion(model(x), y).backward()
+                if epoch >= probe_epochs:
+                    optimizer.step()
+                else:
+                    stats.update(grad_norms(model))
+    """,
+    "step-in-else-of-nan-check": """
+        for x, y in loader:
+            optimizer.zero_grad(set_to_none=True)
+            loss = criterion(model(x), y)
+            loss.backward()
+            if any(p.grad is not None and not torch.isfinite(p.grad).all() for p in model.parameters()):
+                logger.warning("skipping step")
+            else:
+                optimizer.step()
+    """,
+    "while-loop-iter-next": """
+        data_iter = iter(loader)
+        for step in range(max_steps):
+            try:
+                batch = next(data_iter)
+            except StopIteration:
+                data_iter = iter(loader)
+                batch = next(data_iter)
+            optimizer.zero_grad()
+            model(batch).loss.backward()
+            optimizer.step()
+    """,
+    "zero-grad-in-helper-before": """
+        def zero_all(*optims):
+            for o in optims:
+                o.zero_grad()
+
+        for x in loader:
+            zero_all(opt_enc, opt_dec)
+            loss = dec(enc(x)).mean()
+            loss.backward()
+            opt_enc.step()
+            opt_dec.step()
+    """,
+    "zero-after-backward-grad-stats": """
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            grad_norm_history.append(total_norm(model))
+            optimizer.step()
+            optimizer.zero_grad()
+    """,
+    "scaler-found-inf-skip": """
+        for x, y in loader:
+            with torch.autocast("cuda"):
+                loss = criterion(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.unscale_(optimizer)
+            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+            if not math.isfinite(grad_norm):
+                continue
+            lr_scheduler.step()
+    """,
+    "opt-per-model-dict": """
+        optimizers = {name: torch.optim.Adam(m.parameters()) for name, m in models.items()}
+        for batch in loader:
+            for name, model in models.items():
+                optimizer = optimizers[name]
+                optimizer.zero_grad()
+                model(batch).loss.backward()
+                optimizer.step()
+    """,
+    "opt-per-model-dict-no-inner-zero": """
+        optimizers = {name: torch.optim.Adam(m.parameters()) for name, m in models.items()}
+        for batch in loader:
+            for name, model in models.items():
+                model(batch).loss.backward()
+                optimizers[name].step()
+            for opt in optimizers.values():
+                opt.zero_grad()
+    """,
+}
+
+BUGGY = {
+    # accumulation by a counter: the reset at the top discards the window (GC001)
+    "counter-gated-step-zero-every-batch": ("""
+        for i, (x, y) in enumerate(loader):
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            if (i + 1) % k == 0:
+                optimizer.step()
+    """, [(4, "GC001")]),
+    # the same through a flag computed from the counter, with a finiteness guard inside
+    "counter-flag-step-zero-every-batch": ("""
+        for i, (x, y) in enumerate(loader):
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            should_step = (i + 1) % k == 0
+            if should_step:
+                norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                if torch.isfinite(norm):
+                    optimizer.step()
+    """, [(4, "GC001")]),
 }
 
 
@@ -569,3 +616,10 @@ def test_correct_program_is_silent(name: str) -> None:
     source = HEADER + textwrap.dedent(SILENT[name]).lstrip("\n")
     found = [(f.line, f.code, f.message) for f in check_source(source, f"{name}.py", strict=True)]
     assert found == []
+
+
+@pytest.mark.parametrize("name", sorted(BUGGY))
+def test_buggy_program_still_gives_its_finding(name: str) -> None:
+    body, expected = BUGGY[name]
+    source = HEADER + textwrap.dedent(body).lstrip("\n")
+    assert [(f.line, f.code) for f in check_source(source, f"{name}.py", strict=True)] == expected

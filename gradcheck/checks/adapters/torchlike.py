@@ -1,0 +1,87 @@
+"""What the torch-style adapters share: torch and gradcheck.ref spell ``no_grad``,
+``enable_grad``, ``requires_grad`` and ``autograd.grad`` alike, so only their tensor
+conversions (and torch's vmap and batched VJPs) live in their own adapters.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from gradcheck.checks.adapters.base import Adapter, Vjp
+
+
+class TorchLikeAdapter(Adapter):
+    """Base for TorchAdapter and RefAdapter; subclasses set ``lib`` to their framework module
+    and implement ``grad_output_like`` besides the base class's conversion hooks."""
+
+    lib: Any = None  # the framework module: torch or gradcheck.ref
+
+    def wants_grad(self, x: Any) -> bool:
+        return self.is_float(x) and x.requires_grad
+
+    def differentiable(self, a: np.ndarray, like: Any) -> Any:
+        return self.to_native(a, like, None).requires_grad_(True)
+
+    def output_items(self, out: Any) -> list:
+        # Integer outputs (argmax indices, say) have no gradient and are not checked.
+        items = list(out) if isinstance(out, (tuple, list)) else [out]
+        return [o for o in items if not isinstance(o, self.lib.Tensor) or self.is_float(o)]
+
+    def call(self, args: list) -> Any:
+        with self.lib.no_grad():
+            return self.fn(*args)
+
+    def grad_output_like(self, g: np.ndarray, output: Any) -> Any:
+        """A copy of ``g`` as a tensor with ``output``'s dtype (and device)."""
+        raise NotImplementedError
+
+    def linearize(self) -> tuple[list[np.ndarray], Vjp]:
+        with self.lib.enable_grad():
+            out = self.fn(*self.inputs)
+        items = self.output_items(out)
+        diff_inputs = [self.inputs[i] for i in self.diff]
+        self._vjp_many = self.batched_vjp_of(items, diff_inputs)
+        return self.outputs_to_numpy(out), self.autograd_vjp(items, diff_inputs)
+
+    def batched_vjp_of(self, items: list, diff_inputs: list) -> Vjp | None:
+        """The VJP over a leading batch axis for these outputs, or None (no batched grads)."""
+        return None
+
+    def batched_vjp(self) -> Callable | None:
+        return getattr(self, "_vjp_many", None)
+
+    def autograd_vjp(self, items: list, diff_inputs: list, **grad_options: Any) -> Vjp:
+        """A VJP through the recorded graph (kept for repeated calls), numpy in and out."""
+
+        def vjp(grad_outputs: list[np.ndarray]) -> list[np.ndarray | None]:
+            pairs = [(o, self.grad_output_like(g, o)) for o, g in zip(items, grad_outputs)
+                     if isinstance(o, self.lib.Tensor) and o.requires_grad]
+            if not pairs:
+                return [None] * len(diff_inputs)
+            grads = self.lib.autograd.grad(
+                [p[0] for p in pairs], diff_inputs, [p[1] for p in pairs],
+                retain_graph=True, allow_unused=True, **grad_options,
+            )
+            return [None if g is None else self.to_numpy(g) for g in grads]
+
+        return vjp
+
+    def first_order(self, n_outputs: int) -> Callable:
+        fn, n_in, diff, lib = self.fn, len(self.inputs), self.diff, self.lib
+
+        def grads_of_fn(*args):
+            xs, gos = list(args[:n_in]), args[n_in:]
+            with lib.enable_grad():
+                for i in diff:
+                    if not xs[i].requires_grad:
+                        xs[i] = xs[i].detach().requires_grad_(True)
+                items = self.output_items(fn(*xs))
+                grads = lib.autograd.grad(
+                    items[:n_outputs], [xs[i] for i in diff], list(gos),
+                    create_graph=True, allow_unused=True,
+                )
+            return tuple(lib.zeros_like(xs[i]) if g is None else g for i, g in zip(diff, grads))
+
+        return grads_of_fn

@@ -1,11 +1,12 @@
 """Our full and fast modes against torch.autograd.gradcheck (slow and fast), side by side.
 
-Run:  python bench/checker.py [--repeat 5]
+Run:  OPENBLAS_NUM_THREADS=1 python bench/checker.py [--repeat 5]
 
 For each function it prints the median CPU time and the median wall time of ``--repeat``
 runs (after one warm-up), the forward and backward evaluation counts, and the verdict. Our
 counts are calls, then the points evaluated inside batched calls after the slash; torch's
 are calls. Both checkers run single-threaded (torch.set_num_threads(1)) on float64 inputs.
+"ours full two-sided" is full mode with the screen of earlier versions (screen="two-sided").
 """
 from __future__ import annotations
 
@@ -71,8 +72,8 @@ class Counter:
             torch.autograd.grad = original
 
 
-def run_ours(fn, inputs, mode):
-    result = check_grad(fn, inputs, mode=mode, raise_on_failure=False, taylor=False)
+def run_ours(fn, inputs, mode, **options):
+    result = check_grad(fn, inputs, mode=mode, raise_on_failure=False, taylor=False, **options)
     ev = result.evaluations
     return (result.passed, f"{ev['forward']}/{ev['forward_points']}",
             f"{ev['backward']}/{ev['backward_points']}")
@@ -104,6 +105,7 @@ def main() -> None:
     torch.set_num_threads(1)
     checkers = [
         ("ours full", lambda f, x: run_ours(f, x, "full")),
+        ("ours full two-sided", lambda f, x: run_ours(f, x, "full", screen="two-sided")),
         ("ours fast", lambda f, x: run_ours(f, x, "fast")),
         ("torch slow", lambda f, x: run_torch(f, x, False)),
         ("torch fast", lambda f, x: run_torch(f, x, True)),

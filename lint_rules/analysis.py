@@ -1,9 +1,9 @@
 """Run the flow analysis over every unit of a module and sort its issues by rule.
 
 A unit is the module body or one function. Lightning's ``training_step`` has no loop of its
-own (the trainer calls it once per batch), so its body is analysed as a loop body; so is the
-body of any function that this file never calls, since its caller elsewhere presumably runs
-it once per batch.
+own (the trainer calls it once per batch), so its body is analysed as a loop body unless this
+file calls it itself; so is the body of any function that this file never calls, since its
+caller elsewhere presumably runs it once per batch.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from lint_rules import events as ev
-from lint_rules import syntax
+from lint_rules import rebinding, syntax
 from lint_rules.flow import Interpreter, Issue
 from lint_rules.source import SourceText
 from lint_rules.summaries import ModuleIndex
@@ -109,7 +109,10 @@ def _units(tree: cst.Module, index: ModuleIndex):
             # A function this file never calls is called from elsewhere, typically once per
             # batch (like dslinter's W5517, we judge its body as a loop body).
             name = node.name.value
-            repeated = name in REPEATED_HOOKS or name not in index.referenced
+            # A hook the file calls itself (`self.training_step(batch)` in a loop of `fit`)
+            # is analysed where it is called.
+            hook = name in REPEATED_HOOKS and name not in index.called
+            repeated = hook or name not in index.referenced
             yield syntax.body_of(node), index.enclosing_class(node), node if repeated else None, node
         stack.extend(c for c in syntax.children(node) if index.contains_events(c))
 
@@ -127,7 +130,10 @@ def _zeroed_once_before(
     analysis: Analysis, issue: Issue, zeroed: dict[int, set[str]]
 ) -> tuple[ev.Event, cst.CSTNode] | None:
     """For a stale step in a loop that never zeroes: the zero that runs once before that loop."""
-    loops = [n for n in issue.loops if isinstance(n, (cst.For, cst.While))]
+    # `for opt in optimizers:` visits each optimizer once; the loop around it is the one
+    # whose iterations the gradients are carried across.
+    loops = [n for n in issue.loops if isinstance(n, (cst.For, cst.While))
+             and not _member_loop(n, analysis.index)]
     if not loops:
         return None
     loop = loops[-1]
@@ -167,12 +173,31 @@ def _zero_statement(analysis: Analysis, stmt: syntax.Statement, optimizer: str) 
             node, target = stmt.value, receiver
     elif isinstance(stmt, cst.For) and ev.param_loop_zeroes(stmt):
         node, target = stmt, ev.param_loop_owner(stmt) or ev.ALL
+    elif isinstance(stmt, cst.For) and _zeroes_each_member(stmt, analysis.index, optimizer):
+        node = stmt  # for opt in optimizers: opt.zero_grad()
     elif ev.is_grad_zeroing(stmt):
         node = stmt
     if node is None or not _zeroes(analysis.index, target, optimizer):
         return None
     line, col = analysis.text.start(node)
     return ev.Event(ev.ZERO, node, line, col, analysis.text.segment(node), target)
+
+
+def _member_loop(loop: cst.CSTNode, index: ModuleIndex) -> bool:
+    return isinstance(loop, cst.For) and bool(rebinding.loop_members(loop, ev.dotted, index.is_optimizer))
+
+
+def _zeroes_each_member(loop: cst.For, index: ModuleIndex, optimizer: str) -> bool:
+    """``for opt in <optimizers holding optimizer>: opt.zero_grad()``."""
+    body = syntax.body_of(loop)
+    if len(body) != 1 or not isinstance(loop.target, cst.Name):
+        return False
+    call = body[0].value if isinstance(body[0], cst.Expr) else None
+    receiver = ev.zero_call_receiver(call) if isinstance(call, cst.Call) else None
+    if receiver != loop.target.value:
+        return False
+    members = rebinding.loop_members(loop, ev.dotted, index.is_optimizer).get(receiver, ())
+    return any(ev.is_group_name(m) or m == optimizer for m in members)
 
 
 def _zeroes(index: ModuleIndex, target: str, optimizer: str) -> bool:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from lint_rules import events as ev
-from lint_rules import syntax
+from lint_rules import rebinding, syntax
 from lint_rules.states import (
     FRESH,
     STALE,
@@ -67,8 +67,27 @@ class Effects:
             calls.sort(key=lambda c: self.text.end(c))
             self.index.call_cache[id(node)] = calls
         for call in calls:
-            state = self._call(call, stmt, state)
+            aliases = self._comprehension_members(call, stmt)
+            if aliases:  # `[opt.zero_grad() for opt in optimizers]`
+                self._subst.append({**self._subst[-1], **aliases})
+            try:
+                state = self._call(call, stmt, state)
+            finally:
+                if aliases:
+                    self._subst.pop()
         return state
+
+    def _comprehension_members(self, call: cst.Call, stmt: cst.CSTNode) -> dict[str, tuple[str, ...]]:
+        aliases: dict[str, tuple[str, ...]] = {}
+        node = self.index.parents.get(id(call))
+        while node is not None and node is not stmt:
+            if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+                comp = node.for_in
+                while comp is not None:
+                    aliases.update(rebinding.loop_members(comp, self._key, self.index.is_optimizer))
+                    comp = comp.inner_for_in
+            node = self.index.parents.get(id(node))
+        return aliases
 
     def _call(self, call: cst.Call, stmt: cst.CSTNode, state: State) -> State:
         if ev.is_backward_call(call):
@@ -82,7 +101,7 @@ class Effects:
             key, closure = step
             if closure is not None:
                 state = self._closure(closure, state)
-            for opt in self._expand(key):
+            for opt in self._unwrapped(self._expand(key)):
                 state = self._gated(state, lambda s, o=opt: self._apply_step(call, o, s))
             return state
         callee = self.index.resolve(call, self._class[-1], self._local_defs[-1])
@@ -91,7 +110,7 @@ class Effects:
         return state
 
     def _zero_call(self, call: cst.Call, receiver: str, state: State) -> State:
-        keys = self._expand(receiver) if receiver != ev.ALL else (ev.ALL,)
+        keys = self._unwrapped(self._expand(receiver)) if receiver != ev.ALL else (ev.ALL,)
         targets: list[str] = []
         gated = True
         partial = False
@@ -246,6 +265,9 @@ class Effects:
         if mapped:
             return tuple(m + dot + rest for m in mapped)
         return (key,)
+
+    def _unwrapped(self, keys: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(rebinding.unwrapped(k, self.index.is_optimizer) for k in keys)
 
     def _map_all(self, state: State, fn) -> State:
         return {a: {k: frozenset(map(fn, v)) for k, v in facts.items()} for a, facts in state.items()}

@@ -5,6 +5,8 @@ loops are iterated to a fixed point (so at least two iterations are seen); ``if`
 remembered per path so that ``if c: step()`` ... ``if c: zero()`` correlate; inside
 ``with accelerator.accumulate(...)`` the optimizer's step and zero_grad are gated by the
 sync flag, as accelerate does; calls to functions of the same file are walked in place.
+A name that a loop target or an assignment binds to another optimizer starts a new story
+(``rebinding.py``); ``with``/``try``/``match`` are walked by ``compound.py``.
 """
 from __future__ import annotations
 

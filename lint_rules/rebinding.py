@@ -20,10 +20,8 @@ from lint_rules import events as ev
 from lint_rules import syntax
 from lint_rules.states import CLEAN, State
 
-# Getters that hand back the optimizer(s) the object already owns (Lightning, HF Trainer).
-_SAME_OBJECT_GETTERS = frozenset({"optimizers", "optimizer", "get_optimizer", "get_optimizers"})
-# Iterables that yield a collection's members, in the position `position` of each item.
-_MEMBER_VIEWS = {"enumerate": 1, "items": 1, "values": 0}
+# Getters that hand back the optimizer(s) the object already owns (Lightning's `optimizers()`).
+SAME_OBJECT_GETTERS = frozenset({"optimizers", "optimizer"})
 
 
 def root(key: str) -> str:
@@ -38,9 +36,25 @@ def root(key: str) -> str:
     return key
 
 
+def unwrapped(key: str, is_optimizer) -> str:
+    """The wrapper for its wrapped optimizer: ``self.opt`` for ``self.opt.optimizer`` (NoamOpt,
+    LightningOptimizer, AMP wrappers share one set of gradients with what they wrap).
+
+    >>> unwrapped("model_opt.optimizer", lambda k: k.endswith("opt"))
+    'model_opt'
+    """
+    while key.endswith(".optimizer") and is_optimizer(key[: -len(".optimizer")]):
+        key = key[: -len(".optimizer")]
+    return key
+
+
 def restart(state: State, names: set[str], optimizer_names: set[str]) -> State:
     """Every optimizer key rooted at one of ``names`` starts clean (a new, unknown object);
-    ``optimizer_names`` are the ones to set even where no key for them exists yet."""
+    ``optimizer_names`` are the ones to set even where no key for them exists yet.
+
+    >>> restart({frozenset(): {None: frozenset(), "opt": frozenset({("applied", 0)})}}, {"opt"}, set())
+    {frozenset(): {None: frozenset(), 'opt': frozenset({('clean',)})}}
+    """
     if not names:
         return state
     out: State = {}
@@ -53,7 +67,12 @@ def restart(state: State, names: set[str], optimizer_names: set[str]) -> State:
 
 
 def restore(state: State, keys: set[str], entry: State) -> State:
-    """Give ``keys`` back the facts they had when the loop was entered (next member's turn)."""
+    """Give ``keys`` back the facts they had when the loop was entered (next member's turn).
+
+    >>> entry = {frozenset(): {None: frozenset({("clean",)})}}
+    >>> restore({frozenset(): {None: frozenset(), "opts": frozenset({("fresh", 1)})}}, {"opts"}, entry)
+    {frozenset(): {None: frozenset(), 'opts': frozenset({('clean',)})}}
+    """
     if not keys:
         return state
     before = {k: frozenset().union(*(f.get(k, f[None]) for f in entry.values())) for k in keys}
@@ -71,6 +90,10 @@ def loop_members(loop: cst.For, key_of, is_optimizer) -> dict[str, tuple[str, ..
     ``key_of`` names an expression (None when it cannot); ``is_optimizer`` tests a key.
     ``for opt in optimizers`` -> {"opt": ("optimizers",)};
     ``for opt in [opt_g, opt_d]`` -> {"opt": ("opt_g", "opt_d")}.
+
+    >>> loop = cst.parse_statement("for i, opt in enumerate(optimizers): opt.step()")
+    >>> loop_members(loop, ev.dotted, ev.looks_like_optimizer)
+    {'opt': ('optimizers',)}
     """
     target, it = loop.target, loop.iter
     if isinstance(target, cst.Name):
@@ -125,6 +148,10 @@ def reassigned_optimizers(stmt: cst.CSTNode, is_optimizer) -> set[str]:
 
     An alias (``opt = self.optimizer``), a constant index (``opts[0]``) or an owner's getter
     (``self.optimizers()``) hands back the same optimizer every time, so it keeps its state.
+
+    >>> stmt = cst.parse_statement("optimizer = optimizers[i]").body[0]
+    >>> reassigned_optimizers(stmt, ev.looks_like_optimizer)
+    {'optimizer'}
     """
     if not isinstance(stmt, (cst.Assign, cst.AnnAssign)) or stmt.value is None:
         return set()
@@ -135,7 +162,12 @@ def reassigned_optimizers(stmt: cst.CSTNode, is_optimizer) -> set[str]:
 
 
 def optimizer_alias(stmt: cst.CSTNode, key_of, is_optimizer) -> tuple[str, str] | None:
-    """(name, optimizer key) for ``optimizer = self.optimizer``: a second name for one optimizer."""
+    """(name, optimizer key) for ``optimizer = self.optimizer``: a second name for one optimizer.
+
+    >>> stmt = cst.parse_statement("optimizer = self.optimizer").body[0]
+    >>> optimizer_alias(stmt, ev.dotted, ev.looks_like_optimizer)
+    ('optimizer', 'self.optimizer')
+    """
     if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1:
         return None
     target, value = stmt.targets[0].target, stmt.value
@@ -151,5 +183,5 @@ def _unknown_object(value: cst.CSTNode) -> bool:
     if isinstance(value, cst.Subscript):
         return ev.dotted(value) is None  # opts[i]; opts[0] names one fixed element
     if isinstance(value, cst.Call):
-        return ev.last_name(ev.dotted(value.func) or "") not in _SAME_OBJECT_GETTERS
+        return ev.last_name(ev.dotted(value.func) or "") not in SAME_OBJECT_GETTERS
     return False

@@ -21,6 +21,7 @@ from lint_rules.events import (
     last_name,
     looks_like_optimizer,
 )
+from lint_rules.rebinding import SAME_OBJECT_GETTERS
 
 FunctionNode = syntax.FunctionNode
 _OPT_FACTORY_WORDS = ("optimizer", "optimiser")
@@ -104,6 +105,7 @@ class ModuleIndex:
                 events.append(node)
             if kind in _DECLARING:
                 declared.update(_declared_names(node))
+        self.called = {name for name, _ in local_calls}  # names of every non-event call
         self._mark(events, local_calls)
 
     def _mark(self, events: list[cst.CSTNode], local_calls: list[tuple[str, cst.Call]]) -> None:
@@ -148,15 +150,17 @@ class ModuleIndex:
             and name[:1].isupper()
             or any(w in name.lower() for w in _OPT_FACTORY_WORDS)
         )
+        # `self.optimizers(use_pl_optimizer=True)` hands back the module's own optimizers.
+        getter = name in SAME_OBJECT_GETTERS
         for target in targets:
             if isinstance(target, cst.Tuple):
                 self._note_prepared(target, call)
                 continue
             key = dotted(target)
-            if key and (creates or looks_like_optimizer(key)) and call.args:
+            if key and (creates or looks_like_optimizer(key)) and call.args and not getter:
                 # Built here from arguments (not `self.optimizers()`, which hands back the same one).
                 self.constructions.setdefault(id(stmt), []).append(key)
-            if key and creates:
+            if key and creates and not getter:
                 self.optimizers.add(key)
                 self._models[key] = models
                 self._params[key] = _listed_tensors(call)

@@ -20,6 +20,7 @@ _CHOICES = {
     "mode": ("full", "fast"),
     "method": ("central", "complex"),
     "nondifferentiable": ("fail", "warn", "ignore"),
+    "screen": ("one-sided", "two-sided"),
 }
 
 
@@ -33,7 +34,7 @@ def check_grad(
     seed: int = 0, nondifferentiable: str = "warn", raise_on_failure: bool = True,
     vjp: Callable | None = None, method: str = "central", wrt: Sequence[int] | None = None,
     names: Sequence[str] | None = None, nondet_tol: float = 0.0, batch: bool = True,
-    taylor: bool = True,
+    taylor: bool = True, screen: str = "one-sided",
 ) -> GradcheckResult:
     """Check the backward of ``fn`` against finite differences at ``inputs``.
 
@@ -44,7 +45,7 @@ def check_grad(
     >>> check_grad(np.tanh, np.linspace(-1, 1, 5), vjp=lambda g, x: (g / np.cosh(x) ** 2,)).passed
     True
     """
-    _validate(mode=mode, method=method, nondifferentiable=nondifferentiable)
+    _validate(mode=mode, method=method, nondifferentiable=nondifferentiable, screen=screen)
     if probes is not None and (not isinstance(probes, int) or probes < 1):
         raise ValueError(f"probes={probes!r}: give a positive int (default {DEFAULT_PROBES})")
     if eps is not None and not 0 < eps < 1:
@@ -66,7 +67,7 @@ def check_grad(
     if not shapes_ok:
         pass  # values cannot be compared; the shape problem is the report
     elif mode == "full":
-        run_full(result, target, method, eps, atol, rtol)
+        run_full(result, target, method, eps, atol, rtol, one_sided=screen == "one-sided")
     else:
         run_fast(result, target, probes or DEFAULT_PROBES, seed, atol, rtol)
     if taylor and shapes_ok:

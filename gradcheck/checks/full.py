@@ -36,6 +36,7 @@ class Screen:
     outputs: list[int]
     atol: float | None = None
     rtol: float | None = None
+    one_sided: bool = False  # phase 1 by forward differences (see screen.py)
 
 
 def numeric_columns(target: Target, i: int, method: str = "central", step: float | None = None,
@@ -55,6 +56,13 @@ def numeric_columns(target: Target, i: int, method: str = "central", step: float
         colors = column_colors(screen.analytic)
         if colors is not None:
             return compressed_columns(target, i, step, screen, colors)
+    if (elements is None and method == "central" and screen is not None and screen.one_sided
+            and target.batch):
+        # the screen's suspects come back to the two-sided path here, hence the late import
+        from gradcheck.checks.screen import direction_kink, forward_screened_columns
+
+        if not direction_kink(target, i, step):
+            return forward_screened_columns(target, i, step, screen)
     picked = np.arange(flat.size) if elements is None else np.asarray(elements)
     per_point = 4 if method == "central" else 1
     chunk = max(1, BATCH_ELEMENTS // max(1, per_point * flat.size) - 1)
@@ -73,7 +81,8 @@ def steps_for(target: Target, values: np.ndarray, step: float | None) -> np.ndar
     return num.steps(values, 1.0, target.eval_name, scale=step)
 
 
-def _columns_chunk(target: Target, i: int, elements: np.ndarray, method: str, step, screen):
+def _columns_chunk(target: Target, i: int, elements: np.ndarray, method: str, step, screen,
+                   f0=None):
     x = target.x[i]
     flat = x.ravel()
     n = len(elements)
@@ -89,8 +98,8 @@ def _columns_chunk(target: Target, i: int, elements: np.ndarray, method: str, st
         return [c[0] for c in cols], [c[1] for c in cols], [np.zeros_like(c[0], bool) for c in cols]
     h = steps_for(target, flat[elements], step)
     # Phase 1: x + h, x - h, and x itself (from the same batched code path as its neighbours).
-    outs = _perturbed(target, i, elements, (h, -h), with_x=True)
-    f0 = [o[-1] for o in outs]
+    outs = _perturbed(target, i, elements, (h, -h), with_x=f0 is None)
+    f0 = [o[-1] for o in outs] if f0 is None else f0
     fp = [o[:n] for o in outs]
     fm = [o[n:2 * n] for o in outs]
     refine = _needs_second_step(target, i, elements, h, f0, fp, fm, screen)
@@ -180,12 +189,22 @@ def compare_block(result: GradcheckResult, target: Target, pos: int, k: int,
     block_scale = float(np.max(np.abs(numeric_block), initial=0.0))
     # Entries where both sides are exactly zero have zero error and cannot mismatch; judging
     # only the rest keeps sparse Jacobians (elementwise ops) cheap. NaN != 0, so it stays.
-    rows, outs = np.nonzero((numeric_block != 0) | (analytic != 0) | kink_block)
-    numeric, estimate = numeric_block[rows, outs], cols.estimate[k][rows, outs]
-    analytic_, kink = analytic[rows, outs], kink_block[rows, outs]
-    size = np.maximum(1.0, np.abs(target.x[i].ravel()))[rows]
-    tol = tolerance_at(target, pos, k, numeric, estimate, size, atol, rtol,
-                        floor=not cols.complex_step, outs=outs, block_scale=block_scale)
+    judged = (numeric_block != 0) | (analytic != 0) | kink_block
+    size = np.maximum(1.0, np.abs(target.x[i].ravel()))
+    if judged.all():  # a dense block: flat views instead of gathered copies
+        n, m = judged.shape
+        rows, outs = np.repeat(np.arange(n), m), np.tile(np.arange(m), n)
+        numeric, estimate = numeric_block.ravel(), cols.estimate[k].ravel()
+        analytic_, kink = analytic.ravel(), kink_block.ravel()
+        tol = tolerance_at(target, pos, k, numeric_block, cols.estimate[k], size[:, None],
+                           atol, rtol, floor=not cols.complex_step,
+                           block_scale=block_scale).ravel()
+    else:
+        rows, outs = np.nonzero(judged)
+        numeric, estimate = numeric_block[rows, outs], cols.estimate[k][rows, outs]
+        analytic_, kink = analytic[rows, outs], kink_block[rows, outs]
+        tol = tolerance_at(target, pos, k, numeric, estimate, size[rows], atol, rtol,
+                           floor=not cols.complex_step, outs=outs, block_scale=block_scale)
     err = np.abs(analytic_ - numeric)
     rel = err / np.maximum(np.abs(numeric), max(1e-8 * block_scale, 1e-300))
     smooth = ~kink
@@ -220,12 +239,13 @@ def compare_block(result: GradcheckResult, target: Target, pos: int, k: int,
         ))
 
 
-def run_full(result: GradcheckResult, target: Target, method: str, step, atol, rtol) -> None:
-    """Compare every block of the Jacobian."""
+def run_full(result: GradcheckResult, target: Target, method: str, step, atol, rtol,
+             one_sided: bool = True) -> None:
+    """Compare every block of the Jacobian (``one_sided``: the forward-difference screen)."""
     jac = analytic_rows(target)
     outputs = list(range(len(target.f0)))
     for pos, i in enumerate(target.diff):
-        screen = Screen(pos, jac[pos], outputs, atol, rtol)
+        screen = Screen(pos, jac[pos], outputs, atol, rtol, one_sided)
         cols = numeric_columns(target, i, method, step, screen)
         for k in outputs:
             compare_block(result, target, pos, k, jac[pos][k], cols, atol, rtol)

@@ -122,6 +122,24 @@ class MissingZeroGrad(Rule):
             "        criterion(self.model(x), y).backward()\n"
             "        self.optimizer.step()\n"
         ),
+        Valid(
+            "class Trainer:\n"
+            "    def training_step(self, batch):\n"
+            "        self.model(batch).loss.backward()\n"
+            "        self.optimizer.step()\n"
+            "\n"
+            "    def fit(self, loader):\n"
+            "        for batch in loader:\n"
+            "            self.optimizer.zero_grad()\n"
+            "            self.training_step(batch)\n"
+        ),
+        Valid(
+            "# a wrapper (NoamOpt) and the optimizer it wraps share one set of gradients\n"
+            "for batch in loader:\n"
+            "    compute_loss(model, batch).backward()\n"
+            "    model_opt.step()\n"
+            "    model_opt.optimizer.zero_grad()\n"
+        ),
     ]
     INVALID: ClassVar[list[Invalid]] = [
         Invalid(

@@ -101,6 +101,21 @@ class ZeroGradOutsideLoop(Rule):
             "        loss.backward()\n"
             "        optimizer.step()\n",
         ),
+        Invalid(
+            "for opt in optimizers:\n"
+            "    opt.zero_grad()\n"
+            "for batch in loader:\n"
+            "    model(batch).sum().backward()\n"
+            "    for opt in optimizers:\n"
+            "        opt.step()\n",
+            (1,),
+            "for batch in loader:\n"
+            "    for opt in optimizers:\n"
+            "        opt.zero_grad()\n"
+            "    model(batch).sum().backward()\n"
+            "    for opt in optimizers:\n"
+            "        opt.step()\n",
+        ),
     ]
 
     @classmethod

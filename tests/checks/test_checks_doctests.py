@@ -12,6 +12,7 @@ MODULES = [
     "gradcheck.checks.fast",
     "gradcheck.checks.sweep",
     "gradcheck.checks.compress",
+    "gradcheck.checks.screen",
     "gradcheck.checks.analytic",
     "gradcheck.checks.planted",
     "gradcheck.checks.adapters",

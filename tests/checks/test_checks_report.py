@@ -42,12 +42,15 @@ def test_many_mismatches_are_counted_and_the_first_few_listed():
 
 def test_result_fields_on_success():
     fn, inputs, vjp = numpy_case(ROWS["softmax missing its second term"], buggy=False)
-    result = check_grad(fn, inputs, vjp=vjp)
+    result = check_grad(fn, inputs, vjp=vjp, screen="two-sided")
     n = inputs[0].size
     assert result.passed and bool(result)
     assert result.max_abs_error < 1e-8 and result.max_rel_error < 1e-5
     assert result.evaluations["backward"] >= n  # one one-hot VJP per output element
     assert result.evaluations["forward_points"] >= 2 * n  # x +/- h for every element
+    # the forward screen settles with a coarser quotient (about 16 sqrt(eps) relative)
+    screened = check_grad(fn, inputs, vjp=vjp)
+    assert screened.passed and screened.max_rel_error < 1e-5
     assert result.taylor_order is not None and result.taylor_order > 1.8
     assert "PASSED" in str(result)
 
@@ -83,7 +86,9 @@ def test_fast_mode_costs_less_than_full_mode():
     fn, vjp = (lambda x: np.tanh(x @ w)), (lambda g, x: ((g * (1 - np.tanh(x @ w) ** 2)) @ w.T,))
     full = check_grad(fn, x, vjp=vjp)
     fast = check_grad(fn, x, vjp=vjp, mode="fast")
-    assert fast.evaluations["forward_points"] * 10 < full.evaluations["forward_points"]
+    # full mode needs at least one point per element (n + 1 with the forward screen)
+    assert full.evaluations["forward_points"] > x.size
+    assert fast.evaluations["forward_points"] * 5 < full.evaluations["forward_points"]
     assert fast.evaluations["backward"] < full.evaluations["backward"]
 
 

@@ -132,7 +132,7 @@ def test_the_package_does_not_import_heavy_or_gradcheck_modules() -> None:
     "module",
     ["lint_rules", "lint_rules.check", "lint_rules.source", "lint_rules.events",
      "lint_rules.summaries", "lint_rules.rules", "lint_rules.testing", "lint_rules.docs",
-     "lint_rules.syntax"],
+     "lint_rules.syntax", "lint_rules.rebinding"],
 )
 def test_docstring_examples_run(module: str) -> None:
     import doctest

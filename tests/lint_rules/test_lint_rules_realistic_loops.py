@@ -586,9 +586,240 @@ SILENT = {
             for opt in optimizers.values():
                 opt.zero_grad()
     """,
+    "group-tuple-var": """
+        all_opts = (opt_a, opt_b)
+        for x in loader:
+            for o in all_opts:
+                o.zero_grad()
+            loss = model(x).mean()
+            loss.backward()
+            opt_a.step()
+            opt_b.step()
+    """,
+    "modules-zero": """
+        opt = torch.optim.Adam(list(encoder.parameters()) + list(decoder.parameters()))
+        for x in loader:
+            for m in (encoder, decoder):
+                m.zero_grad()
+            decoder(encoder(x)).mean().backward()
+            opt.step()
+    """,
+    "gan-d-steps-then-g": """
+        for it, real in enumerate(loader):
+            d_opt.zero_grad()
+            d_loss(real).backward()
+            d_opt.step()
+            if it % n_critic == 0:
+                g_opt.zero_grad()
+                g_loss(real).backward()
+                g_opt.step()
+    """,
+    "zero-after-step-in-branch-both": """
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            if use_amp:
+                scaler.scale(loss).backward()
+                scaler.step(optimizer)
+                scaler.update()
+            else:
+                loss.backward()
+                optimizer.step()
+            optimizer.zero_grad()
+    """,
+    "reptile": """
+        meta_opt = torch.optim.SGD(model.parameters(), lr=1.0)
+        for it in range(iterations):
+            weights_before = copy.deepcopy(model.state_dict())
+            task = sample_task()
+            inner_opt = torch.optim.SGD(model.parameters(), lr=inner_lr)
+            for _ in range(inner_steps):
+                inner_opt.zero_grad()
+                task.loss(model).backward()
+                inner_opt.step()
+            weights_after = model.state_dict()
+            model.load_state_dict({n: weights_before[n] + (weights_after[n] - weights_before[n]) * eps for n in weights_before})
+    """,
+    "hypernet-two-losses-two-opts": """
+        for x, y in loader:
+            opt_main.zero_grad()
+            opt_aux.zero_grad()
+            main_loss, aux_loss = model(x, y)
+            (main_loss + 0.1 * aux_loss).backward()
+            opt_main.step()
+            opt_aux.step()
+    """,
+    "bptt-truncated": """
+        optimizer = torch.optim.Adam(rnn.parameters())
+        for epoch in range(epochs):
+            hidden = rnn.init_hidden(batch_size)
+            for i in range(0, data.size(0) - 1, bptt):
+                x, y = get_batch(data, i)
+                hidden = repackage_hidden(hidden)
+                model.zero_grad()
+                output, hidden = rnn(x, hidden)
+                loss = criterion(output.view(-1, ntokens), y)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(rnn.parameters(), clip)
+                optimizer.step()
+    """,
+    "word-lm-manual-sgd": """
+        for batch, i in enumerate(range(0, train_data.size(0) - 1, args.bptt)):
+            data, targets = get_batch(train_data, i)
+            model.zero_grad()
+            output, hidden = model(data, hidden)
+            loss = criterion(output, targets)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
+            for p in model.parameters():
+                p.data.add_(p.grad, alpha=-lr)
+    """,
+    "eval-no-grad-accumulate": """
+        def evaluate(model, loader):
+            model.eval()
+            total = 0.0
+            with torch.no_grad():
+                for x, y in loader:
+                    total += criterion(model(x), y)
+            return total / len(loader)
+    """,
+    "eval-decorator-accumulate": """
+        @torch.no_grad()
+        def evaluate(model, loader):
+            total = 0
+            for x, y in loader:
+                total += criterion(model(x), y) * x.size(0)
+            return total / len(loader.dataset)
+    """,
+    "eval-inference-mode": """
+        def validate(model, loader):
+            with torch.inference_mode():
+                val_loss = 0
+                for x, y in loader:
+                    val_loss = val_loss + criterion(model(x), y)
+            return val_loss.item()
+    """,
+    "microbatch-sum-then-backward": """
+        for batch in loader:
+            optimizer.zero_grad()
+            loss_sum = 0
+            for mb in batch.split(4):
+                loss_sum = loss_sum + model(mb).loss
+            loss_sum.backward()
+            optimizer.step()
+    """,
+    "losses-list-stack": """
+        for batch in loader:
+            optimizer.zero_grad()
+            losses = []
+            for head in heads:
+                losses.append(head(batch))
+            torch.stack(losses).mean().backward()
+            optimizer.step()
+    """,
+    "full-batch-gd": """
+        for epoch in range(epochs):
+            optimizer.zero_grad()
+            for x, y in loader:
+                (criterion(model(x), y) * len(x) / n).backward()
+            optimizer.step()
+    """,
+    "running-loss-item": """
+        running = 0.0
+        for i, (x, y) in enumerate(loader):
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            running += loss.item()
+            if i % 100 == 99:
+                print(running / 100)
+                running = 0.0
+    """,
+    "running-loss-detach-ema": """
+        smooth = None
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            smooth = loss.detach() if smooth is None else 0.98 * smooth + 0.02 * loss.detach()
+    """,
+    "set-grad-enabled-eval": """
+        for phase in ["train", "val"]:
+            model.train(phase == "train")
+            epoch_loss = 0.0
+            for x, y in loaders[phase]:
+                optimizer.zero_grad()
+                with torch.set_grad_enabled(phase == "train"):
+                    loss = criterion(model(x), y)
+                    if phase == "train":
+                        loss.backward()
+                        optimizer.step()
+                epoch_loss += loss.item() * x.size(0)
+    """,
+    "optimizer-wrapper-zero-outer": """
+        for batch in loader:
+            optimizer.zero_grad()
+            compute(model, batch).backward()
+            optimizer.optimizer.step()
+    """,
+    "closure-with-lambda": """
+        optimizer = torch.optim.LBFGS(model.parameters())
+        for x, y in loader:
+            def closure():
+                optimizer.zero_grad()
+                loss = criterion(model(x), y)
+                loss.backward()
+                return loss
+            optimizer.step(closure)
+            lr_scheduler.step()
+    """,
+    "sgld-manual": """
+        for x, y in loader:
+            model.zero_grad()
+            nll(model(x), y).backward()
+            with torch.no_grad():
+                for p in model.parameters():
+                    p.add_(-0.5 * lr * p.grad + torch.randn_like(p) * math.sqrt(lr))
+    """,
+    "gradient-accumulation-dict-counter": """
+        step = 0
+        for epoch in range(epochs):
+            for batch in loader:
+                loss = model(**batch).loss / accum
+                loss.backward()
+                step += 1
+                if step % accum == 0:
+                    optimizer.step()
+                    scheduler.step()
+                    optimizer.zero_grad()
+    """,
+    "pcgrad": """
+        for x, y in loader:
+            optimizer.zero_grad()
+            grads = []
+            for task_loss in model.task_losses(x, y):
+                optimizer.zero_grad()
+                task_loss.backward(retain_graph=True)
+                grads.append([p.grad.clone() for p in model.parameters()])
+            merged = project_conflicting(grads)
+            for p, g in zip(model.parameters(), merged):
+                p.grad = g
+            optimizer.step()
+    """,
 }
 
 BUGGY = {
+    # a running total that keeps every iteration's graph alive
+    "total-loss-graph": ("""
+        total = 0
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            total += loss
+    """, [(9, "GC004")]),
     # accumulation by a counter: the reset at the top discards the window (GC001)
     "counter-gated-step-zero-every-batch": ("""
         for i, (x, y) in enumerate(loader):

@@ -322,6 +322,102 @@ SILENT = {
                 for x, y in loader:
                     self.one_batch(x, y)
     """,
+    "training-step-called-by-fit": """
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+                self.optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+            def training_step(self, batch):
+                loss = self.model(batch).loss
+                loss.backward()
+                self.optimizer.step()
+                return loss.item()
+
+            def fit(self, loader, epochs):
+                for epoch in range(epochs):
+                    for batch in loader:
+                        self.optimizer.zero_grad()
+                        self.training_step(batch)
+    """,
+    "compiled-step": """
+        model = Net()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        @torch.compile
+        def train_step(x, y):
+            optimizer.zero_grad(set_to_none=True)
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        for x, y in loader:
+            train_step(x, y)
+    """,
+    "annotated-transformer-loss-compute": """
+        class SimpleLossCompute:
+            def __init__(self, generator, criterion, opt=None):
+                self.generator = generator
+                self.criterion = criterion
+                self.opt = opt
+
+            def __call__(self, x, y, norm):
+                x = self.generator(x)
+                loss = self.criterion(x.contiguous().view(-1, x.size(-1)), y.contiguous().view(-1)) / norm
+                loss.backward()
+                if self.opt is not None:
+                    self.opt.step()
+                    self.opt.optimizer.zero_grad()
+                return loss.item() * norm
+    """,
+    "annotated-transformer-run-epoch": """
+        def run_epoch(data_iter, model, loss_compute, optimizer, scheduler, mode="train", accum_iter=1):
+            n_accum = 0
+            for i, batch in enumerate(data_iter):
+                out = model.forward(batch.src, batch.tgt, batch.src_mask, batch.tgt_mask)
+                loss, loss_node = loss_compute(out, batch.tgt_y, batch.ntokens)
+                if mode == "train" or mode == "train+log":
+                    loss_node.backward()
+                    if i % accum_iter == 0:
+                        optimizer.step()
+                        optimizer.zero_grad(set_to_none=True)
+                        n_accum += 1
+                    scheduler.step()
+    """,
+    "keras-torch-train-step": """
+        class CustomModel(keras.Model):
+            def train_step(self, data):
+                x, y = data
+                self.zero_grad()
+                y_pred = self(x, training=True)
+                loss = self.compute_loss(y=y, y_pred=y_pred)
+                loss.backward()
+                trainable_weights = [v for v in self.trainable_weights]
+                gradients = [v.value.grad for v in trainable_weights]
+                with torch.no_grad():
+                    self.optimizer.apply(gradients, trainable_weights)
+                return {m.name: m.result() for m in self.metrics}
+    """,
+    "noam-wrapper": """
+        class NoamOpt:
+            def __init__(self, model_size, factor, warmup, optimizer):
+                self.optimizer = optimizer
+                self._step = 0
+
+            def step(self):
+                self._step += 1
+                for p in self.optimizer.param_groups:
+                    p["lr"] = self.rate()
+                self.optimizer.step()
+
+        model_opt = NoamOpt(512, 1, 400, torch.optim.Adam(model.parameters(), lr=0))
+        for batch in loader:
+            loss = compute(model, batch)
+            loss.backward()
+            model_opt.step()
+            model_opt.optimizer.zero_grad()
+    """,
 }
 
 

@@ -185,9 +185,46 @@ SILENT = {
                 for opt in self.optimizers():
                     opt.step()
     """,
+    "comprehension-zero-loop-step": """
+        for batch in loader:
+            [opt.zero_grad() for opt in optimizers]
+            model(batch).loss.backward()
+            for opt in optimizers:
+                opt.step()
+    """,
+    "comprehension-both": """
+        for batch in loader:
+            [opt.zero_grad() for opt in optimizers]
+            model(batch).loss.backward()
+            [opt.step() for opt in optimizers]
+    """,
+    "zero-both-named-step-in-loop": """
+        for batch in loader:
+            opt_a.zero_grad()
+            opt_b.zero_grad()
+            model(batch).loss.backward()
+            for opt in (opt_a, opt_b):
+                opt.step()
+    """,
+    "dict-values-loop": """
+        for batch in loader:
+            for opt in optimizers.values():
+                opt.zero_grad()
+            model(batch).loss.backward()
+            for opt in optimizers.values():
+                opt.step()
+    """,
 }
 
 BUGGY = {
+    # a getter called with arguments still hands back the same optimizer
+    "lightning-getter-with-arguments-no-zero": ("""
+        class M(pl.LightningModule):
+            def training_step(self, batch, batch_idx):
+                opt = self.optimizers(use_pl_optimizer=True)
+                self.manual_backward(self.loss(batch))
+                opt.step()
+    """, [(7, "GC002")]),
     # the inner loop visits each optimizer once; the outer loop carries all of them
     "outer-carries-group": ("""
         for batch in loader:

@@ -63,3 +63,22 @@ def run_case(case: RuleCase) -> None:
     assert fixed == expected_fixed, f"{case.id}: fixed source differs:\n{fixed}"
     again = [f for f in check_source(fixed, strict=True) if f.code == case.rule.CODE]
     assert not again, f"{case.id}: the fixed source still has {[(f.line, f.message) for f in again]}"
+
+
+PROGRAM_HEADER = "import torch\nfrom torch import nn\n"
+
+
+def program_findings(body: str, name: str = "program") -> list[tuple[int, str]]:
+    """(line, code) of every finding in a dedented program body after the torch imports.
+
+    >>> program_findings('''
+    ...     for x, y in loader:
+    ...         model(x).sum().backward()
+    ...         optimizer.step()
+    ... ''')
+    [(5, 'GC002')]
+    """
+    import textwrap
+
+    source = PROGRAM_HEADER + textwrap.dedent(body).lstrip("\n")
+    return [(f.line, f.code) for f in check_source(source, f"{name}.py", strict=True)]

@@ -6,13 +6,9 @@ both halves: the correct ones stay silent, the buggy ones keep their exact findi
 """
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
-from lint_rules import check_source
-
-HEADER = "import torch\nfrom torch import nn\n"
+from lint_rules.testing import program_findings
 
 SILENT = {
     "tuple-target-rebinds-opt": """
@@ -278,13 +274,10 @@ BUGGY = {
 
 @pytest.mark.parametrize("name", sorted(SILENT))
 def test_correct_program_is_silent(name: str) -> None:
-    source = HEADER + textwrap.dedent(SILENT[name]).lstrip("\n")
-    found = [(f.line, f.code, f.message) for f in check_source(source, f"{name}.py", strict=True)]
-    assert found == []
+    assert program_findings(SILENT[name], name) == []
 
 
 @pytest.mark.parametrize("name", sorted(BUGGY))
-def test_buggy_program_still_gives_its_finding(name: str) -> None:
+def test_buggy_program_gives_exactly_its_findings(name: str) -> None:
     body, expected = BUGGY[name]
-    source = HEADER + textwrap.dedent(body).lstrip("\n")
-    assert [(f.line, f.code) for f in check_source(source, f"{name}.py", strict=True)] == expected
+    assert program_findings(body, name) == expected

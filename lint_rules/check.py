@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from lint_rules.finding import Edit, Finding, Fix, LintSyntaxError
+from lint_rules.narrowing import narrow
 from lint_rules.prefilter import could_have_findings
 from lint_rules.rules import RULES
 
@@ -41,7 +42,9 @@ def check_source(
         return []
     shift = 1 if source.startswith(_BOM) else 0
     text = source[shift:]
-    tree = _parse(text, path)
+    # Parse a copy with irrelevant function bodies hollowed out (same lines and columns), so
+    # that positions, messages and fix offsets all refer to the original text.
+    tree = _parse(narrow(text), path)
     try:
         findings = _run(tree, text, _selected(select))
     except Exception:

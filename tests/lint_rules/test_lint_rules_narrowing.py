@@ -1,0 +1,95 @@
+"""Hollowing out irrelevant functions before libcst must never change a finding."""
+from pathlib import Path
+
+import pytest
+
+import lint_rules.check as check_module
+from lint_rules import check_source
+from lint_rules.narrowing import narrow
+from lint_rules.testing import rule_cases
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAMS = sorted((ROOT / "fixtures").rglob("*.py"))
+
+
+def _signature(findings):
+    return [(f.line, f.column, f.code, f.message, f.fix) for f in findings]
+
+
+def _without_narrowing(monkeypatch, source: str):
+    with monkeypatch.context() as patch:
+        patch.setattr(check_module, "narrow", lambda text: text)
+        return check_source(source, strict=True)
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
+def test_fixture_findings_and_fixes_are_unchanged(path: Path, monkeypatch) -> None:
+    source = path.read_text(encoding="utf-8")
+    assert _signature(check_source(source, strict=True)) == _signature(
+        _without_narrowing(monkeypatch, source))
+
+
+def test_rule_examples_are_unchanged(monkeypatch) -> None:
+    for case in rule_cases():
+        code = case.example.code
+        assert _signature(check_source(code, strict=True)) == _signature(
+            _without_narrowing(monkeypatch, code)), case.id
+
+
+HELPERS = '''\
+import torch
+
+
+def describe(model):
+    """A long helper with nothing to do with training."""
+    parts = []
+    for name, module in model.named_children():
+        parts.append(f"{name}: {module}")
+    return "\\n".join(parts)
+'''
+
+LOOP = '''\
+def train(model, optimizer, loader):
+    for x, y in loader:
+        loss = (model(x) - y).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+'''
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_positions_after_a_hollowed_helper_are_exact(newline: str) -> None:
+    source = HELPERS + "\n\n" + LOOP
+    source = source.replace("\n", newline)
+    hollowed = narrow(source)
+    assert hollowed != source and hollowed.count(newline) == source.count(newline)
+    (finding,) = check_source(source)
+    assert (finding.code, finding.line) == ("GC002", source.split(newline).index(
+        "        optimizer.step()") + 1)
+    assert finding.fix is not None
+    fixed = finding.fix.apply(source)
+    assert "optimizer.zero_grad()" in fixed and fixed.startswith(source[:200])
+
+
+def test_tab_indented_and_decorated_bodies_stay_parseable() -> None:
+    source = (
+        "class Trainer:\n"
+        "\tdef name(self):\n"
+        "\t\t@staticmethod\n"
+        "\t\tdef inner():\n"
+        "\t\t\treturn 1\n"
+        "\t\treturn 'x'\n"
+        "\n"
+        "\tdef fit(self, loader):\n"
+        "\t\tfor batch in loader:\n"
+        "\t\t\tself.model(batch).sum().backward()\n"
+        "\t\t\tself.optimizer.step()\n"
+    )
+    hollowed = narrow(source)
+    assert "return 'x'" not in hollowed and "\t\t...\n" in hollowed
+    compile(hollowed, "<hollowed>", "exec")
+    assert [(f.line, f.code) for f in check_source(source)] == [(11, "GC002")]
+
+
+def test_unparsable_text_is_left_for_libcst_to_judge() -> None:
+    assert narrow("def f(:\n    pass\n") == "def f(:\n    pass\n"

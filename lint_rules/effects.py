@@ -62,9 +62,8 @@ class Effects:
         calls = self.index.call_cache.get(id(node))
         if calls is None:
             # Only calls that can matter, in the order they finish (inner calls first).
-            calls = [n for n in _walk_executed(node) if isinstance(n, cst.Call)
+            calls = [n for n in _finishing_order(node) if isinstance(n, cst.Call)
                      and (self.contains_events(n) or _is_closure_step(n))]
-            calls.sort(key=lambda c: self.text.end(c))
             self.index.call_cache[id(node)] = calls
         for call in calls:
             aliases = self._comprehension_members(call, stmt)
@@ -293,6 +292,25 @@ def _pos(event: ev.Event) -> tuple[int, int]:
 
 def _is_closure_step(call: cst.Call) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value == "step"
+
+
+def _finishing_order(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """Nodes evaluated when ``node`` runs, each after everything inside it (post-order).
+
+    Children come in source order, so this is the order in which the nodes end in the text,
+    found without resolving positions (which costs a walk of the whole module).
+    """
+    out: list[cst.CSTNode] = []
+    stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
+    while stack:
+        current, expanded = stack.pop()
+        if expanded:
+            out.append(current)
+            continue
+        stack.append((current, True))
+        stack.extend((c, False) for c in reversed(syntax.children(current))
+                     if not isinstance(c, syntax.SCOPES))
+    return out
 
 
 def _walk_executed(node: cst.CSTNode):

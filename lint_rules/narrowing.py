@@ -21,7 +21,7 @@ import warnings
 
 # A function whose text mentions none of these has no gradient event, builds no optimizer
 # and accumulates no loss, so the flow analysis learns nothing from its body.
-_RELEVANT = re.compile(r"backward|zero_grad|clear_grad|\.grad\b|\.step\b|optim|closure|loss")
+_RELEVANT = re.compile(r"backward|zero_grad|clear_grad|\.grad\b|\.step\b|optim")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 

@@ -301,9 +301,7 @@ class Tensor:
         if self.grad_fn is not None:
             raise RuntimeError(
                 "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
-                "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
-                "because of a torch.nn.utils.weight_norm usage, see "
-                "https://github.com/pytorch/pytorch/pull/103001"
+                "protocol at the moment. Deep-copy a leaf, or call .detach() first."
             )
         new = _make(self._data.copy())
         if type(self) is Tensor:

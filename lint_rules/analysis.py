@@ -179,8 +179,7 @@ def _zero_statement(analysis: Analysis, stmt: syntax.Statement, optimizer: str) 
         node = stmt
     if node is None or not _zeroes(analysis.index, target, optimizer):
         return None
-    line, col = analysis.text.start(node)
-    return ev.Event(ev.ZERO, node, line, col, analysis.text.segment(node), target)
+    return ev.Event(ev.ZERO, node, analysis.text, target)
 
 
 def _member_loop(loop: cst.CSTNode, index: ModuleIndex) -> bool:

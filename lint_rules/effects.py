@@ -90,7 +90,7 @@ class Effects:
 
     def _call(self, call: cst.Call, stmt: cst.CSTNode, state: State) -> State:
         if ev.is_backward_call(call):
-            event = self._event(ev.BACKWARD, call, self.text.segment(call))
+            event = self._event(ev.BACKWARD, call, self.text.module.code_for_node(call))
             return self._map_all(state, lambda f: on_backward(f, event))
         receiver = ev.zero_call_receiver(call)
         if receiver is not None:
@@ -244,8 +244,7 @@ class Effects:
 
     # ----- helpers ------------------------------------------------------------------------
     def _event(self, kind: str, node: cst.CSTNode, target: str, partial: bool = False) -> ev.Event:
-        line, col = self.text.start(node)
-        return ev.Event(kind, node, line, col, self.text.segment(node), target, partial)
+        return ev.Event(kind, node, self.text, target, partial)
 
     def _key(self, node: cst.CSTNode) -> str | None:
         key = ev.dotted(node)

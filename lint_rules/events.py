@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
 
@@ -82,16 +83,35 @@ def is_group_name(key: str) -> bool:
 
 @dataclass(frozen=True)
 class Event:
-    """One gradient event at one call or statement."""
+    """One gradient event at one call or statement.
+
+    Where it stands (``line``, ``col``) and how the code spells it (``text``) are looked up
+    only when a message needs them: resolving positions walks the whole module, and most
+    analysed files produce no finding at all.
+    """
 
     kind: str
     node: cst.CSTNode = field(compare=False)  # the call (or statement) reported on
-    line: int
-    col: int
-    text: str = field(compare=False)  # how the code spells it, for messages
+    source: Any = field(compare=False, repr=False)  # the SourceText that locates ``node``
     target: str = ""  # optimizer key (STEP), receiver key (ZERO), loss text (BACKWARD)
     partial: bool = field(default=False, compare=False)  # a ZERO that may clear only some params
     closure: cst.CSTNode | None = field(default=None, compare=False)  # step(closure)
+    node_id: int = field(init=False, repr=False)  # identity: one event per node, kind, target
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "node_id", id(self.node))
+
+    @property
+    def line(self) -> int:
+        return self.source.start(self.node)[0]
+
+    @property
+    def col(self) -> int:
+        return self.source.start(self.node)[1]
+
+    @property
+    def text(self) -> str:
+        return self.source.segment(self.node)
 
 
 def backward_loss(call: cst.Call) -> cst.CSTNode | None:

@@ -145,7 +145,7 @@ class Interpreter(Compound, Effects):
         if modulo or not syntax.is_plain_test(test):
             self._unstable.add(key)  # a counter test (`i % k == 0`) differs every iteration
         yes, no = self._split(state, key, value)
-        test_text = " ".join(self.text.segment(stmt.test).split())
+        test_text = " ".join(self.text.module.code_for_node(stmt.test).split())
         self._conditions.append((test_text, len(self._loops), modulo))
         then = self._block(syntax.body_of(stmt), yes) if yes else Flow()
         self._conditions[-1] = (f"not ({test_text})", len(self._loops), modulo)
@@ -155,7 +155,8 @@ class Interpreter(Compound, Effects):
 
     def _test_key(self, test: cst.CSTNode) -> TestKey:
         # Two tests are the same assumption when they read the same, whatever the spacing.
-        return "".join(self.text.segment(test).split()), frozenset(syntax.names_in(test))
+        code = self.text.module.code_for_node(test)
+        return "".join(code.split()), frozenset(syntax.names_in(test))
 
     def _split(self, state: State, key: TestKey, value: bool) -> tuple[State | None, State | None]:
         yes: State = {}

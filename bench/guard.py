@@ -7,8 +7,8 @@ median over blocks of guarded/plain. A third column times the bare hook machiner
 tensor hook per parameter plus no-op step hooks), torch's cost of having hooks at all.
 
 On a busy machine the in-situ figure is noisy, so the guard's own cost is also measured in
-absolute terms on a tiny model with the same 4 parameters, where the guard's Python is most of the step; that cost
-divided by the MLP's median step time is the second estimate of the overhead.
+absolute terms on a tiny model with the same 4 parameters, where the guard's Python is most of
+the step; that cost divided by the MLP's median step time is the second estimate of the overhead.
 
     python bench/guard.py                 # 30 blocks of 50 steps
     python bench/guard.py --blocks 10     # quicker
@@ -121,7 +121,8 @@ def main() -> None:
         print(f"  {name:<12} median {statistics.median(times) * 1e6:8.1f} us/step  "
               f"in-situ overhead {paired_overhead(plain, times):+6.2f}%")
     cost = absolute_guard_cost(torch, guard, steps=300)
-    print(f"  guard bookkeeping {cost * 1e6:.1f} us/step (tiny 4-parameter model) = {100 * cost / base:.2f}% of the MLP step")
+    print(f"  guard bookkeeping {cost * 1e6:.1f} us/step (tiny 4-parameter model) = "
+          f"{100 * cost / base:.2f}% of the MLP step")
 
 
 if __name__ == "__main__":

@@ -94,7 +94,9 @@ class Snapshot:
     def __init__(self, model: Any, optimizer: Any) -> None:
         self.model = model
         self.optimizer = optimizer
-        self.params = [p for _, p in model.named_parameters()] + optimizer_parameters(optimizer)
+        # the model's frozen parameters too (the step may touch their .grad); each one once
+        every = [p for _, p in model.named_parameters()] + optimizer_parameters(optimizer)
+        self.params = list({id(p): p for p in every}.values())
         self.values = [as_numpy(p) for p in self.params]
         self.grads = [None if p.grad is None else _clone(p.grad) for p in self.params]
         self.optimizer_state = copy.deepcopy(optimizer.state_dict())

@@ -132,9 +132,12 @@ def _compare(
     report: ParityReport, device: str, dtype: str, results: list[Result],
     baseline: Result, arbiter: Result, strict: bool,
 ) -> None:
-    eps = float(np.finfo(np.dtype(dtype)).eps) if dtype != "bfloat16" else 2.0**-7
-    worst, spread = 0.0, 0.0
-    named = zip(_quantities(results[0]), _quantities(baseline), _quantities(arbiter))
+    from gradcheck.checks.numeric import dtype_eps  # lazily: one table for the whole project
+
+    eps = dtype_eps(dtype)
+    runs = [_quantities(r) for r in results]
+    worst = 0.0
+    named = zip(runs[0], _quantities(baseline), _quantities(arbiter))
     for (name, got), (_, cpu), (_, exact) in named:
         scale = float(np.max(np.abs(exact), initial=0.0))
         # NOTE: the ulp floor keeps an exact CPU result (error 0) from demanding exactness
@@ -149,7 +152,9 @@ def _compare(
                     f"{exact[at]:.9g}: {ratio[at]:.3g}x the allowed error (factor "
                     f"{report.factor:g} over the CPU's)"
                 )))
-        spread = max(spread, _run_spread(name, results))
+    spread = max((float(np.max(np.abs(value - first), initial=0.0))
+                  for run in runs[1:] for (_, value), (_, first) in zip(run, runs[0])),
+                 default=0.0)
     report.worst_ratio[(device, dtype)] = worst
     report.spread[(device, dtype)] = spread
     if spread > 0.0:
@@ -161,8 +166,3 @@ def _compare(
             "error" if strict else "warning",
         ))
 
-
-def _run_spread(name: str, results: list[Result]) -> float:
-    index = [q for q, _ in _quantities(results[0])].index(name)
-    values = [_quantities(r)[index][1] for r in results]
-    return max(float(np.max(np.abs(v - values[0]), initial=0.0)) for v in values)

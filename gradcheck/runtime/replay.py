@@ -198,11 +198,10 @@ def update_mismatch(
 
 
 def _eps(dtype: Any) -> float:
-    name = str(dtype)
-    for key, eps in (("bfloat16", 2.0**-7), ("float16", 2.0**-10), ("float32", 2.0**-23)):
-        if key in name:
-            return eps
-    return 2.0**-52
+    """Machine epsilon of a torch or engine dtype (``torch.float32``) or a dtype name."""
+    from gradcheck.checks.numeric import dtype_eps  # lazily: one table for the whole project
+
+    return dtype_eps(str(dtype).rsplit(".", 1)[-1])
 
 
 def _leaf_copy(param: Any) -> Any:

@@ -8,31 +8,22 @@ is exposed here as pytest fixtures or through ``pytest_generate_tests``.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import re
 import runpy
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gradcheck.ref.alias import as_torch
+
 FIXTURE_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "lint"
 CODES = ("GC001", "GC002", "GC003", "GC004")
 BACKENDS = ("ref", "torch")
 
-# Submodules of the engine that fixtures import under torch's names. Optional ones may be absent.
-_ENGINE_SUBMODULES = (
-    "nn",
-    "nn.functional",
-    "nn.utils",
-    "optim",
-    "optim.lr_scheduler",
-    "utils",
-    "utils.data",
-)
 _RUNNABLE_TRAIN = re.compile(r"^def train\([^)]*\) -> dict:", re.MULTILINE)
 _EXPECTED_LINE = re.compile(r"^(\d+):(\d+) (GC\d{3})(?: (.*))?$")
 
@@ -103,31 +94,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("backend", BACKENDS)
 
 
-@contextlib.contextmanager
-def torch_bound_to_engine() -> Iterator[Any]:
-    """Temporarily make `import torch` (and torch.nn, torch.optim, ...) resolve to gradcheck.ref.
-
-    Every `torch*` entry of ``sys.modules`` is saved and restored afterwards, so real PyTorch
-    (if it was imported) is untouched once the block ends.
-    """
-    engine = importlib.import_module("gradcheck.ref")
-    for name in _ENGINE_SUBMODULES:
-        with contextlib.suppress(ImportError):
-            importlib.import_module(f"gradcheck.ref.{name}")
-    saved = {k: v for k, v in sys.modules.items() if k == "torch" or k.startswith("torch.")}
-    for key in saved:
-        del sys.modules[key]
-    for key, module in list(sys.modules.items()):
-        if key == "gradcheck.ref" or key.startswith("gradcheck.ref."):
-            sys.modules["torch" + key[len("gradcheck.ref") :]] = module
-    try:
-        yield engine
-    finally:
-        for key in [k for k in sys.modules if k == "torch" or k.startswith("torch.")]:
-            del sys.modules[key]
-        sys.modules.update(saved)
-
-
 def run_fixture(fixture: Path | str, backend: str, **kwargs: Any) -> dict:
     """Execute a runnable fixture on `backend` ("ref" or "torch") and return `train(**kwargs)`.
 
@@ -139,7 +105,7 @@ def run_fixture(fixture: Path | str, backend: str, **kwargs: Any) -> dict:
         pytest.importorskip("torch")
         binding: contextlib.AbstractContextManager = contextlib.nullcontext()
     elif backend == "ref":
-        binding = torch_bound_to_engine()
+        binding = as_torch()
     else:
         raise ValueError(f"backend {backend!r} is unknown; use 'ref' or 'torch'")
     with binding as engine:

@@ -7,46 +7,23 @@ here, as fixtures.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import runpy
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gradcheck.ref.alias import as_torch
+
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "runtime"
 
-# torch's module names a fixture may import, mapped onto the engine's
-_ALIASES = {
-    "torch": "gradcheck.ref",
-    "torch.nn": "gradcheck.ref.nn",
-    "torch.nn.functional": "gradcheck.ref.nn.functional",
-    "torch.optim": "gradcheck.ref.optim",
-    "torch.utils": "gradcheck.ref.utils",
-    "torch.utils.data": "gradcheck.ref.utils.data",
-}
 
-
-@contextlib.contextmanager
-def torch_is(framework: str) -> Iterator[None]:
+def torch_is(framework: str) -> contextlib.AbstractContextManager:
     """Within the block, ``import torch`` (and its submodules) gives ``framework``."""
     if framework == "torch":
         pytest.importorskip("torch")
-        yield
-        return
-    saved = {name: sys.modules.get(name) for name in _ALIASES}
-    try:
-        for name, target in _ALIASES.items():
-            sys.modules[name] = importlib.import_module(target)
-        yield
-    finally:
-        for name, module in saved.items():
-            if module is None:
-                sys.modules.pop(name, None)
-            else:
-                sys.modules[name] = module
+        return contextlib.nullcontext()
+    return as_torch()
 
 
 def load_fixture(stem: str, framework: str) -> dict[str, Any]:

@@ -1,0 +1,63 @@
+"""Run unmodified torch code on the reference engine by binding ``torch`` to ``gradcheck.ref``.
+
+Fixture programs and examples say ``import torch``; inside ``as_torch()`` that import (and
+``torch.nn``, ``torch.optim``, ``torch.utils.data``, ...) resolves to the engine instead.
+
+>>> with as_torch() as engine:
+...     import torch
+...     torch is engine
+True
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+from collections.abc import Iterator
+from types import ModuleType
+
+# Engine submodules that torch code imports by name; loaded up front so each gets its alias.
+_SUBMODULES = (
+    "nn",
+    "nn.functional",
+    "nn.utils",
+    "optim",
+    "optim.lr_scheduler",
+    "utils",
+    "utils.data",
+)
+
+
+def _is_torch(name: str) -> bool:
+    return name == "torch" or name.startswith("torch.")
+
+
+@contextlib.contextmanager
+def as_torch() -> Iterator[ModuleType]:
+    """Within the block, ``import torch`` (and its submodules) gives ``gradcheck.ref``.
+
+    Every ``torch*`` entry of ``sys.modules`` is saved and put back afterwards, so real PyTorch,
+    if it was imported, is untouched once the block ends.
+
+    >>> with as_torch():
+    ...     import torch.nn
+    ...     torch.nn.__name__
+    'gradcheck.ref.nn'
+    """
+    engine = importlib.import_module("gradcheck.ref")
+    for name in _SUBMODULES:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(f"gradcheck.ref.{name}")
+    saved = {k: v for k, v in sys.modules.items() if _is_torch(k)}
+    for key in saved:
+        del sys.modules[key]
+    prefix = "gradcheck.ref"
+    for key, module in list(sys.modules.items()):
+        if key == prefix or key.startswith(prefix + "."):
+            sys.modules["torch" + key[len(prefix):]] = module
+    try:
+        yield engine
+    finally:
+        for key in [k for k in sys.modules if _is_torch(k)]:
+            del sys.modules[key]
+        sys.modules.update(saved)

@@ -34,7 +34,3 @@ class _LazyGroup(click.Group):
 @click.version_option(package_name="gradcheck")
 def main() -> None:
     """Make gradient bugs hard to ship."""
-
-
-if __name__ == "__main__":
-    main()

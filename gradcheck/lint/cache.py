@@ -89,10 +89,9 @@ class Cache:
     def __init__(self, directory: Path) -> None:
         self.path = directory / f"lint-{rules_fingerprint()}.json"
         self.directory = directory
-        self._entries: dict[str, Any] = {}
         self._dirty = False
         try:
-            self._entries = json.loads(self.path.read_text(encoding="utf-8"))
+            self._entries: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             self._entries = {}
 

@@ -14,6 +14,7 @@ import click
 
 from gradcheck import exitcodes
 
+# the same names as gradcheck.lint.formats.FORMATS, repeated so --help never imports lint_rules
 _FORMATS = ("text", "json", "sarif", "github", "junit")
 
 
@@ -29,6 +30,8 @@ def _fail(message: str) -> None:
 
 def _summary(report, fixing: bool, diff: bool, unsafe: bool) -> str:
     """The one-line summary printed on stderr."""
+    from gradcheck.lint.fixes import applicable
+
     remaining = len(report.findings)
     broken = sum(1 for result in report.results if result.has_error)
     parts = []
@@ -39,9 +42,8 @@ def _summary(report, fixing: bool, diff: bool, unsafe: bool) -> str:
         total = remaining + (report.fixed if fixing else 0)
         fixed = f" ({report.fixed} fixed, {remaining} remaining)" if fixing else ""
         parts.append(f"Found {total} error{'s' * (total != 1)}{fixed}.")
-        fixable = sum(1 for _, f in report.findings if f.fix is not None and (f.fix.safe or unsafe))
-        hidden = sum(1 for _, f in report.findings
-                     if f.fix is not None and not f.fix.safe and not unsafe)
+        fixable = sum(1 for _, f in report.findings if applicable(f, unsafe))
+        hidden = sum(1 for _, f in report.findings if f.fix is not None) - fixable
         if fixable and not fixing:
             parts.append(f"[*] {fixable} fixable with --fix.")
         if hidden:

@@ -6,7 +6,7 @@ directory of the file that declares them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ class FileConfig:
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = DEFAULT_EXCLUDES
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = field(default=())
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def _load_toml(path: Path) -> dict[str, Any]:

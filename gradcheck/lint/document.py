@@ -25,16 +25,6 @@ class Document:
     bom: bool = False
     notebook: nb.Notebook | None = None
 
-    @property
-    def is_notebook(self) -> bool:
-        return self.notebook is not None
-
-    def location(self, line: int) -> tuple[int | None, int]:
-        """``(cell number or None, line)`` as a user should read it."""
-        if self.notebook is None or not self.notebook.cells:
-            return None, line
-        return self.notebook.locate(line)
-
     def with_edits(self, edits: list[Edit]) -> Document:
         """A new document with ``edits`` (offsets into ``program``) applied."""
         if self.notebook is not None:

@@ -42,9 +42,8 @@ def _ancestor_ignores(directory: Path) -> list[IgnoreFile]:
 class _Walker:
     """A directory walk on plain strings: pathlib costs too much per entry on big trees."""
 
-    def __init__(self, finder: ConfigFinder, respect_gitignore: bool) -> None:
+    def __init__(self, finder: ConfigFinder) -> None:
         self.finder = finder
-        self.respect_gitignore = respect_gitignore
         self._excludes: dict[int, IgnoreFile] = {}
 
     def _exclude_file(self, directory: str) -> IgnoreFile:
@@ -56,7 +55,7 @@ class _Walker:
 
     def walk(self, directory: str, stack: list[IgnoreFile], out: list[str]) -> None:
         gitignore = os.path.join(directory, ".gitignore")
-        if self.respect_gitignore and os.path.isfile(gitignore):
+        if os.path.isfile(gitignore):
             stack = stack + [IgnoreFile.read(Path(gitignore))]
         try:
             entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
@@ -73,7 +72,7 @@ class _Walker:
                 continue
             if exclude.decide(entry.path, is_dir):
                 continue
-            if self.respect_gitignore and is_ignored(stack, entry.path, is_dir):
+            if is_ignored(stack, entry.path, is_dir):
                 continue
             if is_dir:
                 self.walk(entry.path, stack, out)
@@ -103,7 +102,7 @@ def is_excluded(path: Path, finder: ConfigFinder) -> bool:
     return False
 
 
-def discover(paths: list[Path], finder: ConfigFinder, *, respect_gitignore: bool = True) -> Discovery:
+def discover(paths: list[Path], finder: ConfigFinder) -> Discovery:
     """Expand ``paths`` into the files to lint.
 
     >>> from pathlib import Path
@@ -112,13 +111,12 @@ def discover(paths: list[Path], finder: ConfigFinder, *, respect_gitignore: bool
     """
     result = Discovery()
     seen: set[Path] = set()
-    walker = _Walker(finder, respect_gitignore)
+    walker = _Walker(finder)
     for given in paths:
         if given.is_dir():
             absolute = given.absolute()
-            stack = _ancestor_ignores(absolute) if respect_gitignore else []
             found: list[str] = []
-            walker.walk(str(absolute), stack, found)
+            walker.walk(str(absolute), _ancestor_ignores(absolute), found)
             cut = len(str(absolute)) + 1
             files = [given / path[cut:] for path in found]
         elif given.exists():

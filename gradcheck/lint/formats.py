@@ -5,6 +5,7 @@ import json
 from collections import Counter
 from xml.etree import ElementTree
 
+from gradcheck.lint.fixes import applicable
 from gradcheck.lint.registry import RuleInfo
 from gradcheck.lint.result import FileResult, Report
 from lint_rules.finding import Finding
@@ -27,7 +28,14 @@ def location(result: FileResult, finding: Finding) -> str:
     return f"{result.display}:{where}:{finding.column}"
 
 
-def _fix_dict(result: FileResult, finding: Finding) -> dict | None:
+def _lines(result: FileResult, finding: Finding) -> tuple[int | None, int, int]:
+    """``(cell or None, line, end line)``, lines counted within the cell in a notebook."""
+    cell, line = result.locate(finding.line)
+    _, end_line = result.locate(finding.end_line or finding.line)
+    return cell, line, end_line
+
+
+def _fix_dict(finding: Finding) -> dict | None:
     fix = finding.fix
     if fix is None:
         return None
@@ -39,8 +47,7 @@ def _fix_dict(result: FileResult, finding: Finding) -> dict | None:
 
 
 def _record(result: FileResult, finding: Finding) -> dict:
-    cell, line = result.locate(finding.line)
-    _, end_line = result.locate(finding.end_line or finding.line)
+    cell, line, end_line = _lines(result, finding)
     return {
         "path": result.display,
         "cell": cell,
@@ -52,7 +59,7 @@ def _record(result: FileResult, finding: Finding) -> dict:
         "rule": finding.rule,
         "message": finding.message,
         "severity": finding.severity,
-        "fix": _fix_dict(result, finding),
+        "fix": _fix_dict(finding),
     }
 
 
@@ -61,8 +68,7 @@ def render_text(report: Report, *, color: bool = False, unsafe: bool = False) ->
     lines = []
     for result, finding in report.findings:
         code = finding.code
-        fixable = finding.fix is not None and (finding.fix.safe or unsafe)
-        mark = " [*]" if fixable else ""
+        mark = " [*]" if applicable(finding, unsafe) else ""
         where = location(result, finding)
         if color:
             where = f"\x1b[1m{where}\x1b[0m"
@@ -84,8 +90,7 @@ def render_sarif(report: Report, rules: list[RuleInfo], version: str) -> str:
     """A SARIF 2.1.0 log that GitHub code scanning accepts."""
     results = []
     for result, finding in report.findings:
-        cell, line = result.locate(finding.line)
-        _, end_line = result.locate(finding.end_line or finding.line)
+        cell, line, end_line = _lines(result, finding)
         region = {
             "startLine": line,
             "startColumn": finding.column,
@@ -139,8 +144,7 @@ def render_github(report: Report) -> str:
     """
     lines = []
     for result, finding in report.findings:
-        cell, line = result.locate(finding.line)
-        _, end_line = result.locate(finding.end_line or finding.line)
+        cell, line, end_line = _lines(result, finding)
         in_cell = f" in cell {cell}" if cell is not None else ""
         title = _escape_property(f"gradcheck ({finding.code}){in_cell}")
         where = f"cell {cell}, line {line}" if cell is not None else f"line {line}"

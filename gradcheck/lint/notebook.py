@@ -46,14 +46,6 @@ class Notebook:
     indent: int | None
     trailing_newline: bool
 
-    def locate(self, line: int) -> tuple[int, int]:
-        """``(cell number, line within the cell)`` for a 1-based program line."""
-        cell = self.cells[0]
-        for candidate in self.cells:
-            if candidate.first_line <= line:
-                cell = candidate
-        return cell.number, line - cell.first_line + 1
-
 
 def _placeholder(line: str) -> str:
     """A statement as long as ``line`` (same indentation) that means nothing."""

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from gradcheck.lint.config import ConfigError, ConfigFinder, FileConfig
+
 _MARKER = "gradcheck_lint"
 
 
@@ -39,30 +41,20 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return LintFile.from_parent(parent, path=file_path)
 
 
-class _CheckedFinder:
+class _CheckedFinder(ConfigFinder):
     """A ConfigFinder whose configuration errors end the session as usage errors."""
 
-    def __init__(self) -> None:
-        from gradcheck.lint.config import ConfigFinder
-
-        self._finder = ConfigFinder(Path.cwd())
-
-    def for_directory(self, directory: Path):
-        from gradcheck.lint.config import ConfigError
-
+    def for_directory(self, directory: Path) -> FileConfig:
         try:
-            return self._finder.for_directory(directory)
+            return super().for_directory(directory)
         except ConfigError as error:
             raise pytest.UsageError(f"gradcheck-lint: {error}") from None
-
-    def for_file(self, path: Path):
-        return self.for_directory(path.absolute().parent)
 
 
 def _finder(config: pytest.Config) -> _CheckedFinder:
     finder = getattr(config, "_gradcheck_lint_finder", None)
     if finder is None:  # one finder per session: each pyproject.toml is read once
-        finder = _CheckedFinder()
+        finder = _CheckedFinder(Path.cwd())
         config._gradcheck_lint_finder = finder  # type: ignore[attr-defined]
     return finder
 
@@ -70,7 +62,7 @@ def _finder(config: pytest.Config) -> _CheckedFinder:
 def _excluded(config: pytest.Config, path: Path) -> bool:
     from gradcheck.lint.files import is_excluded
 
-    return is_excluded(path, _finder(config))  # type: ignore[arg-type]
+    return is_excluded(path, _finder(config))
 
 
 class LintFindings(Exception):

@@ -1,8 +1,8 @@
 """Run the linter over paths: discovery, settings, cache, prefilter, then the rules in parallel.
 
-The main process reads every file, answers from the cache, and runs the cheap text
-prefilter; only the files that may hold a finding reach the libcst-based rules, in a
-process pool when there is enough work to pay for it.
+The main process answers what it can from the cache; every other file is read, passed
+through the cheap text prefilter, and only when it may hold a finding handed to the
+libcst-based rules, in a process pool when there is enough work to pay for one.
 """
 from __future__ import annotations
 
@@ -87,15 +87,11 @@ def _cell_messages(result: FileResult) -> FileResult:
     return result
 
 
-def _quick(job: _Job, known: set[str]) -> FileResult | None:
-    """A result reached without the rules (decode error, or prefilter says no); else None."""
-    from gradcheck.lint.checker import io_error, syntax_errors
+def _quick(job: _Job, document: Document, known: set[str]) -> FileResult | None:
+    """A result reached without the rules (the prefilter says no finding); else None."""
+    from gradcheck.lint.checker import syntax_errors
     from lint_rules.prefilter import could_have_findings
 
-    try:
-        document = parse(job.data, notebook=job.notebook)
-    except DocumentError as error:
-        return FileResult(job.display, [io_error(str(error))])
     program = document.program
     if job.codes and could_have_findings(program):
         return None
@@ -118,10 +114,16 @@ def process(job: _Job, fixing: bool, unsafe: bool, known: set[str]) -> FileResul
             job = dataclasses.replace(job, data=Path(job.path).read_bytes())
         except OSError as error:
             return FileResult(job.display, [io_error(f"cannot read: {error.strerror}")])
-    quick = _quick(job, known)
+    try:
+        document = parse(job.data, notebook=job.notebook)
+    except DocumentError as error:
+        quick: FileResult | None = FileResult(job.display, [io_error(str(error))])
+    else:
+        quick = _quick(job, document, known)
     if quick is not None:
+        if fixing and job.path == "-":
+            quick.output = job.data  # stdin with --fix echoes the text it left alone
         return quick
-    document = parse(job.data, notebook=job.notebook)
     warnings: list[tuple[int, str]] = []
 
     def lint(doc: Document) -> list:
@@ -223,22 +225,16 @@ def lint_paths(options: LintOptions) -> Report:
     if options.stdin_data is not None:
         name = options.stdin_filename or "-"
         codes = settings.codes_for(Path(options.stdin_filename or "stdin.py"))
-        job = _Job("-", name, codes, options.stdin_data, name.endswith(".ipynb"), False, True)
-        quick = _quick(job, known)
-        if quick is None:
-            pending.append(job)
-        else:
-            quick.output = options.stdin_data if fixing else None
-            results.append(quick)
-    paths = [p for p in options.paths if p != "-"]
-    found = discover([Path(p) for p in paths], finder) if paths else discover([], finder)
+        pending.append(_Job("-", name, codes, options.stdin_data, name.endswith(".ipynb"),
+                            False, True))
+    found = discover([Path(p) for p in options.paths if p != "-"], finder)
     for missing in found.missing:
         results.append(FileResult(_display(missing), [io_error("no such file or directory")]))
+    write = options.fix and not options.diff
     for path in found.files:
         display = _display(path)
         codes = settings.codes_for(path)
         notebook = path.suffix == ".ipynb"
-        write = options.fix and not options.diff
         explicit = path in found.explicit
         if cache is None:
             pending.append(_Job(str(path), display, codes, None, notebook, write, explicit))

@@ -36,6 +36,7 @@ class Settings:
         self.overrides = overrides
         self.finder = finder
         self._base: dict[int, frozenset[str]] = {}
+        self._per_file: dict[int, list[tuple[str, set[str]]]] = {}  # globs, codes expanded
         self._config_by_dir: dict[str, FileConfig] = {}
         self._cwd = os.getcwd()
         # validate the command line once, even when no file is linted
@@ -54,8 +55,10 @@ class Settings:
                 ignore=config.ignore + self.overrides.ignore,
                 origin=origin,
             )
-            for glob, codes in config.per_file_ignores:
-                expand_all(codes, self.rules, origin=f"{origin} per-file-ignores.{glob!r}")
+            self._per_file[key] = [
+                (glob, expand_all(codes, self.rules, origin=f"{origin} per-file-ignores.{glob!r}"))
+                for glob, codes in config.per_file_ignores
+            ]
         return self._base[key]
 
     def codes_for(self, path: Path) -> frozenset[str]:
@@ -81,7 +84,7 @@ class Settings:
         except ValueError:
             relative = Path(text).as_posix()
         dropped: set[str] = set()
-        for glob, selectors in config.per_file_ignores:
+        for glob, ignored in self._per_file[id(config)]:
             if _matches(glob, relative):
-                dropped |= expand_all(selectors, self.rules, origin=f"per-file-ignores.{glob!r}")
+                dropped |= ignored
         return codes - dropped

@@ -141,19 +141,18 @@ def compressed_columns(target, i: int, step, screen: full.Screen, colors) -> ful
         owned = owners >= 0
         step_co = np.where(owned, h[safe], h_min)
         quotient = (fp - fm) / (2 * step_co)
-        f_max = max(float(np.max(np.abs(a), initial=0.0)) for a in (fp, fm, f0))
+        samples = (fp, fm, f0)
         p = _Packed(fp, fm, f0, owners, step_co, np.where(owned, size[safe], s_max),
                     np.where(owned, screen.analytic[k][safe, np.arange(out.shape[1])], 0.0),
-                    quotient, num.ROUNDING * target.eval_eps * f_max / step_co,
+                    quotient, num.quotient_rounding(target.eval_eps, samples, step_co),
                     np.zeros(quotient.shape, bool),
-                    (num.ROUNDING * target.eval_eps * f_max / h)[:, None])
+                    num.quotient_rounding(target.eval_eps, samples, h[:, None]))
         packed.append(p)
         if k not in screen.outputs:
             continue
         gap = np.abs(fp - 2 * f0 + fm) / step_co
-        column_scale = np.max(np.abs(quotient), axis=0, keepdims=True)
         # NOTE: the same kink hint and first-pass tolerance as the per-element screen.
-        kinkish = gap > np.cbrt(target.eval_eps) * (np.abs(quotient) + column_scale)
+        kinkish = gap > num.relative_floor(quotient, target.eval_eps)
         tol = full.tolerance_at(target, screen.pos, k, quotient, 0.0, p.s, screen.atol, screen.rtol)
         refine |= (kinkish | ~(np.abs(quotient - p.analytic) <= tol)).any(axis=1)
     if refine.any():
@@ -241,7 +240,7 @@ def _unpack(groups, h, packed, rechecked) -> full.Columns:
     analytic zero, and the re-checked elements' own columns."""
     n = len(groups.colors)
     numeric, estimate, kink = [], [], []
-    for k, p in enumerate(packed):
+    for p in packed:
         m = p.numeric.shape[1]
         nu, es, ki = np.zeros((n, m)), np.empty((n, m)), np.zeros((n, m), bool)
         es[:] = p.rounding

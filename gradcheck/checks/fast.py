@@ -12,7 +12,13 @@ import math
 import numpy as np
 
 from gradcheck.checks import numeric as num
-from gradcheck.checks.full import Screen, analytic_rows, compare_block, numeric_columns
+from gradcheck.checks.full import (
+    Screen,
+    analytic_rows,
+    compare_block,
+    directional_differences,
+    numeric_columns,
+)
 from gradcheck.checks.result import GradcheckResult
 from gradcheck.checks.target import Target
 
@@ -85,17 +91,8 @@ def run_fast(result: GradcheckResult, target: Target, probes: int, seed: int,
 
 def _directional(target: Target, i: int, w: np.ndarray):
     """Directional derivatives J_k w for every output k, with estimates and a kink flag."""
-    t = np.cbrt(target.eval_eps)
-    x = target.x[i]
-    points = np.stack([x + t * w, x - t * w, x + t / 2 * w, x - t / 2 * w, x])
-    outs = target.evaluate_points(i, points)
-    found = []
-    for k, out in enumerate(outs):
-        fp, fm, fp2, fm2, f0 = out.reshape(5, 1, -1)
-        d, e, gap, floor = num.central_difference(
-            f0[0], fp, fm, fp2, fm2, np.array([t]), target.eval_eps)
-        found.append((d[0], e[0], bool((gap > floor).any())))
-    return found
+    found = directional_differences(target, i, w[None], np.cbrt(target.eval_eps))
+    return [(d[0], e[0], bool((gap > floor).any())) for d, e, gap, floor in found]
 
 
 def _probe_agrees(target, pos, i, k, g, w, v, directional, atol, rtol):

@@ -1,9 +1,10 @@
 """Full mode: every Jacobian entry, numeric (column by column) against analytic (row by row).
 
 Columns come from perturbing one input element at a time, batched where the function allows:
-x +/- h for every element, then x +/- h/2 for those the first step cannot settle; where the
-analytic Jacobian is sparse, several elements share a perturbation first (compress.py).
-Rows come from analytic.py.
+x +/- h for every element, then x +/- h/2 for those the first step cannot settle. Two screens
+may come first and send only their suspects here: where the analytic Jacobian is sparse,
+several elements share a perturbation (compress.py); otherwise, by default, one forward
+difference per element (screen.py). Rows come from analytic.py.
 """
 from __future__ import annotations
 
@@ -46,26 +47,23 @@ def numeric_columns(target: Target, i: int, method: str = "central", step: float
     With a ``screen``, central differences run in two phases: x +/- h for every element, then
     x +/- h/2 only for elements whose step-h quotient disagrees with the analytic value or
     whose one-sided quotients hint at a kink (the cheap check first, exact on suspicion).
-    Where the analytic Jacobian is sparse, a compressed screen (see compress.py) comes first.
+    For all elements, a compressed screen (sparse analytic Jacobian, compress.py) or else the
+    forward-difference screen (``screen.one_sided``, screen.py) comes first.
     """
     flat = target.x[i].ravel()
     if elements is None and method == "central" and screen is not None and target.batch:
-        # compress builds on this module (its suspects come back here), hence the late import
+        # both screens send their suspects back here (they build on this module), hence the
+        # late imports
         from gradcheck.checks.compress import column_colors, compressed_columns
+        from gradcheck.checks.screen import direction_kink, forward_screened_columns
 
         colors = column_colors(screen.analytic)
         if colors is not None:
             return compressed_columns(target, i, step, screen, colors)
-    if (elements is None and method == "central" and screen is not None and screen.one_sided
-            and target.batch):
-        # the screen's suspects come back to the two-sided path here, hence the late import
-        from gradcheck.checks.screen import direction_kink, forward_screened_columns
-
-        if not direction_kink(target, i, step):
+        if screen.one_sided and not direction_kink(target, i, step):
             return forward_screened_columns(target, i, step, screen)
     picked = np.arange(flat.size) if elements is None else np.asarray(elements)
-    per_point = 4 if method == "central" else 1
-    chunk = max(1, BATCH_ELEMENTS // max(1, per_point * flat.size) - 1)
+    chunk = central_chunk(flat.size, 4 if method == "central" else 1)
     parts = [_columns_chunk(target, i, picked[s:s + chunk], method, step, screen)
              for s in range(0, len(picked), chunk)]
     if not parts:
@@ -75,7 +73,14 @@ def numeric_columns(target: Target, i: int, method: str = "central", step: float
                      for f in range(3)], complex_step=method == "complex")
 
 
+def central_chunk(size: int, per_point: int = 4) -> int:
+    """Elements per batched call when each costs ``per_point`` points of ``size`` values
+    (one row is left for x itself)."""
+    return max(1, BATCH_ELEMENTS // max(1, per_point * size) - 1)
+
+
 def steps_for(target: Target, values: np.ndarray, step: float | None) -> np.ndarray:
+    """Central-difference steps for ``values``: the default rule, or ``step * max(1, |x|)``."""
     if step is None:
         return num.steps(values, target.eval_eps, target.eval_name)
     return num.steps(values, 1.0, target.eval_name, scale=step)
@@ -92,13 +97,13 @@ def _columns_chunk(target: Target, i: int, elements: np.ndarray, method: str, st
         points[np.arange(n), elements] += 1j * h
         outs = target.evaluate_points(i, points.reshape((n,) + x.shape), "complex128")
         cols = []
-        for k, out in enumerate(outs):
+        for out in outs:
             out = out.reshape(n, -1)
             cols.append(num.complex_step(out.imag, h, np.abs(out.real)))
         return [c[0] for c in cols], [c[1] for c in cols], [np.zeros_like(c[0], bool) for c in cols]
     h = steps_for(target, flat[elements], step)
     # Phase 1: x + h, x - h, and x itself (from the same batched code path as its neighbours).
-    outs = _perturbed(target, i, elements, (h, -h), with_x=f0 is None)
+    outs = perturbed(target, i, elements, (h, -h), with_x=f0 is None)
     f0 = [o[-1] for o in outs] if f0 is None else f0
     fp = [o[:n] for o in outs]
     fm = [o[n:2 * n] for o in outs]
@@ -106,14 +111,13 @@ def _columns_chunk(target: Target, i: int, elements: np.ndarray, method: str, st
     numeric, estimate, kink = [], [], []
     for k in range(len(outs)):
         d = (fp[k] - fm[k]) / (2 * h[:, None])
-        f_max = max(float(np.max(np.abs(a), initial=0.0)) for a in (fp[k], fm[k], f0[k]))
         numeric.append(d)
-        rounding = num.ROUNDING * target.eval_eps * f_max / h[:, None]
+        rounding = num.quotient_rounding(target.eval_eps, (fp[k], fm[k], f0[k]), h[:, None])
         estimate.append(np.broadcast_to(rounding, d.shape).copy())
         kink.append(np.zeros(d.shape, bool))
     if refine.size:
         r = refine
-        half = _perturbed(target, i, elements[r], (h[r] / 2, -h[r] / 2), with_x=False)
+        half = perturbed(target, i, elements[r], (h[r] / 2, -h[r] / 2), with_x=False)
         for k, out in enumerate(half):
             fp2, fm2 = out[:len(r)], out[len(r):]
             d, e, gap, floor = num.central_difference(
@@ -122,7 +126,21 @@ def _columns_chunk(target: Target, i: int, elements: np.ndarray, method: str, st
     return numeric, estimate, kink
 
 
-def _perturbed(target: Target, i: int, elements: np.ndarray, deltas, with_x: bool):
+def directional_differences(target: Target, i: int, w: np.ndarray, t: float) -> list:
+    """Per output k, numeric.central_difference along each direction ``w[d]`` (rows) with
+    step ``t``: (derivative, estimate, kink gap, kink floor), each (len(w), m_k)."""
+    x, d = target.x[i], len(w)
+    points = np.concatenate([x + t * w, x - t * w, x + t / 2 * w, x - t / 2 * w, x[None]])
+    found = []
+    for out in target.evaluate_points(i, points):
+        out = out.reshape(len(points), -1)
+        found.append(num.central_difference(
+            out[-1], out[:d], out[d:2 * d], out[2 * d:3 * d], out[3 * d:4 * d],
+            np.full(d, t), target.eval_eps))
+    return found
+
+
+def perturbed(target: Target, i: int, elements: np.ndarray, deltas, with_x: bool):
     """Outputs (per output k, rows (len(deltas) * n [+ 1], m_k)) at x + delta e_j."""
     x = target.x[i]
     flat = x.ravel()
@@ -143,10 +161,9 @@ def _needs_second_step(target, i, elements, h, f0, fp, fm, screen) -> np.ndarray
     for k in screen.outputs:
         d = (fp[k] - fm[k]) / (2 * h[:, None])
         gap = np.abs(fp[k] - 2 * f0[k] + fm[k]) / h[:, None]
-        column_scale = np.max(np.abs(d), axis=0, keepdims=True)
         # NOTE: smooth f gives gap ~ h f''; a kink gives the jump in slope, a visible
         # fraction of the slope itself (the same relative threshold as the kink test).
-        kinkish = gap > np.cbrt(target.eval_eps) * (np.abs(d) + column_scale)
+        kinkish = gap > num.relative_floor(d, target.eval_eps)
         analytic = screen.analytic[k][elements]
         tol = entry_tolerance(target, screen.pos, k, d, 0.0, elements, screen.atol, screen.rtol)
         need |= (kinkish | ~(np.abs(analytic - d) <= tol)).any(axis=1)

@@ -46,6 +46,26 @@ def steps(x: np.ndarray, eval_eps: float, eval_dtype: str = "float64", scale: fl
     return np.where(exact > 0, exact, h)
 
 
+def quotient_rounding(eval_eps: float, values, h):
+    """Rounding of difference quotients with step ``h`` of f whose samples are ``values``.
+
+    >>> float(quotient_rounding(2.0**-52, [np.array([2.0])], 1.0)) == 128 * 2.0**-52
+    True
+    """
+    f_max = max(float(np.max(np.abs(a), initial=0.0)) for a in values)
+    return ROUNDING * eval_eps * f_max / h
+
+
+def relative_floor(d: np.ndarray, eval_eps: float) -> np.ndarray:
+    """cbrt(eps) * (|d| + largest |d| of its column): below it a slope change is noise, not a kink.
+
+    >>> relative_floor(np.array([[1.0], [-3.0]]), 1.0).ravel().tolist()
+    [4.0, 6.0]
+    """
+    column_scale = np.max(np.abs(d), axis=0, keepdims=True)
+    return np.cbrt(eval_eps) * (np.abs(d) + column_scale)
+
+
 def central_difference(f0, fp, fm, fp2, fm2, h, eval_eps, row_groups=None):
     """Derivative, its error estimate and the kink statistic from four evaluations per step.
 
@@ -71,18 +91,17 @@ def central_difference(f0, fp, fm, fp2, fm2, h, eval_eps, row_groups=None):
     # NOTE: rounding inside f is relative to the magnitudes it combines, which an output
     # element that nearly cancels (a softmax VJP, say) does not show; the largest value of
     # the whole output is the closest visible proxy.
-    f_max = max(float(np.max(np.abs(a), initial=0.0)) for a in (fp, fm, fp2, fm2, f0))
-    rounding = ROUNDING * eval_eps * f_max / h
+    rounding = quotient_rounding(eval_eps, (fp, fm, fp2, fm2, f0), h)
     spread = np.abs(d_h - d_half)
-    column_scale = np.max(np.abs(numeric), axis=0, keepdims=True)
-    relative_floor = np.cbrt(eval_eps) * (np.abs(numeric) + column_scale)
+    floor = relative_floor(numeric, eval_eps)
     # NOTE: rounding inside f (a long sum, a nearly cancelling VJP) scales with the sizes of
     # the terms it combines, not with |f|, and it can be nearly the same at x +/- h and
     # x +/- h/2, so neither the rounding term nor the spread need show it. The fourth
     # difference of the five samples (~ (h/2)^4 f^(4) where f is smooth) exposes it; it is
     # capped at the kink threshold so that a kink is not mistaken for noise.
     fourth = np.abs(fp - 4 * fp2 + 6 * f0 - 4 * fm2 + fm) / h
-    fourth = np.minimum(fourth, relative_floor)
+    fourth = np.minimum(fourth, floor)
+
     def per_element(a):
         if row_groups is None:
             return _typical_nonzero(a.T, axis=0).T
@@ -101,7 +120,7 @@ def central_difference(f0, fp, fm, fp2, fm2, h, eval_eps, row_groups=None):
     kink_floor = SAFETY * (estimate + 5 * (rounding + noise))
     # NOTE: a real kink changes the slope by a visible fraction of it; a jump below the
     # relative step size is evaluation noise (inexact library tanh, say), not a kink.
-    kink_floor = np.maximum(kink_floor, relative_floor)
+    kink_floor = np.maximum(kink_floor, floor)
     return numeric, estimate, kink_gap, kink_floor
 
 

@@ -73,7 +73,7 @@ class GradcheckResult:
         """The mismatch with the largest error relative to its tolerance."""
         if not self.mismatches:
             return None
-        return max(self.mismatches, key=lambda m: m.abs_error / max(m.tolerance, 1e-300))
+        return max(self.mismatches, key=_beyond_tolerance)
 
     def __str__(self) -> str:
         verdict = "PASSED" if self.passed else "FAILED"
@@ -112,7 +112,7 @@ class GradcheckResult:
         lines: list[str] = []
         for (out, inp), count in self.mismatch_counts.items():
             block = [m for m in self.mismatches if (m.output, m.input) == (out, inp)]
-            worst = max(block, key=lambda m: m.abs_error / max(m.tolerance, 1e-300))
+            worst = max(block, key=_beyond_tolerance)
             lines.append(f"  d {out} / d {inp}: {count} element(s) mismatch; worst at "
                          f"{inp}{list(worst.index)} (output element {list(worst.out_index)}):")
             lines.append(
@@ -123,6 +123,10 @@ class GradcheckResult:
             lines.append(f"    first {min(count, SHOWN_MISMATCHES)}:")
             lines.extend(f"      {m.describe()}" for m in block[:SHOWN_MISMATCHES])
         return lines
+
+
+def _beyond_tolerance(m: Mismatch) -> float:
+    return m.abs_error / max(m.tolerance, 1e-300)
 
 
 class GradientMismatch(AssertionError):

@@ -14,7 +14,7 @@ import numpy as np
 
 from gradcheck.checks import full
 from gradcheck.checks import numeric as num
-from gradcheck.checks.target import BATCH_ELEMENTS, Target
+from gradcheck.checks.target import Target
 
 FORWARD_STEP = 16.0  # h_f = FORWARD_STEP * sqrt(eps) * max(1, |x_j|)
 SCREEN_SHARE = 0.5  # an element is settled when |A - D_f| <= SCREEN_SHARE * T0
@@ -60,16 +60,8 @@ def direction_kink(target: Target, i: int, step: float | None) -> bool:
     rng = np.random.default_rng(KINK_SEED)
     w = rng.standard_normal((KINK_DIRECTIONS,) + x.shape) * np.maximum(1.0, np.abs(x))
     t = np.cbrt(target.eval_eps) if step is None else step
-    points = np.concatenate([x + t * w, x - t * w, x + t / 2 * w, x - t / 2 * w, x[None]])
-    d = KINK_DIRECTIONS
-    for out in target.evaluate_points(i, points):
-        out = out.reshape(len(points), -1)
-        _, _, gap, floor = num.central_difference(
-            out[-1], out[:d], out[d:2 * d], out[2 * d:3 * d], out[3 * d:4 * d],
-            np.full(d, t), target.eval_eps)
-        if (gap > floor).any():
-            return True
-    return False
+    return any(bool((gap > floor).any())
+               for _, _, gap, floor in full.directional_differences(target, i, w, t))
 
 
 def forward_screened_columns(target: Target, i: int, step, screen: full.Screen) -> full.Columns:
@@ -106,7 +98,7 @@ def forward_screened_columns(target: Target, i: int, step, screen: full.Screen) 
         if suspects.size == 0:
             return full.Columns(numeric, estimate, kink)
         settled[suspects] = False
-        chunk = max(1, BATCH_ELEMENTS // max(1, 4 * n) - 1)
+        chunk = full.central_chunk(n)
         for s in range(0, len(suspects), chunk):
             part = suspects[s:s + chunk]
             d, e, g = full._columns_chunk(target, i, part, "central", step, screen, f0=f0)
@@ -129,7 +121,7 @@ def _forward_points(target: Target, i: int, h: np.ndarray, elements: np.ndarray,
     f0, parts = None, []
     for s in range(0, len(elements), chunk):
         part = slice(s, s + chunk)
-        outs = full._perturbed(target, i, elements[part], (h[part],), with_x=with_x)
+        outs = full.perturbed(target, i, elements[part], (h[part],), with_x=with_x)
         if with_x:
             f0, with_x = [o[-1] for o in outs], False
         parts.append([o[:len(elements[part])] for o in outs])
@@ -142,8 +134,7 @@ def _forward_quotients(target: Target, f0, fp, h):
     numeric, estimate = [], []
     for k in range(len(fp)):
         numeric.append((fp[k] - f0[k]) / h[:, None])
-        f_max = max(float(np.max(np.abs(a), initial=0.0)) for a in (fp[k], f0[k]))
-        rounding = num.ROUNDING * target.eval_eps * f_max / h[:, None]
+        rounding = num.quotient_rounding(target.eval_eps, (fp[k], f0[k]), h[:, None])
         estimate.append(np.broadcast_to(rounding, numeric[k].shape).copy())
     return numeric, estimate
 

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checks.adapters import adapter_for
-from gradcheck.checks.full import analytic_rows
-from gradcheck.checks.numeric import steps
+from gradcheck.checks.analytic import analytic_rows
+from gradcheck.checks.full import perturbed, steps_for
 from gradcheck.checks.target import Target
 
 
@@ -80,14 +80,11 @@ def eps_sweep(fn: Callable, inputs: Any, *, eps: Sequence[float] | None = None,
         worst = 0.0
         for pos, i in enumerate(target.diff):
             flat = target.x[i].ravel()
-            h = steps(flat, 1.0, target.eval_name, scale=float(e))
+            h = steps_for(target, flat, float(e))
             n = flat.size
-            points = np.tile(flat, (2, n, 1))
-            points[0, np.arange(n), np.arange(n)] += h
-            points[1, np.arange(n), np.arange(n)] -= h
-            outs = target.evaluate_points(i, points.reshape((2 * n,) + target.x[i].shape))
+            outs = perturbed(target, i, np.arange(n), (h, -h), with_x=False)
             for k, out in enumerate(outs):
-                fp, fm = out.reshape(2, n, -1)
+                fp, fm = out[:n], out[n:]
                 numeric = (fp - fm) / (2 * h[:, None])
                 worst = max(worst, float(np.max(np.abs(numeric - jac[pos][k]), initial=0.0)))
         sweep.pairs.append((float(e), worst))

@@ -202,7 +202,7 @@ class Target:
 
 
 def _same_rows(got: list, expected: list, eps: float) -> bool:
-    for k, ref in enumerate(expected[0]):
+    for k in range(len(expected[0])):
         rows = np.stack([e[k] for e in expected])
         if k >= len(got) or got[k].shape != rows.shape:
             return False

@@ -144,6 +144,7 @@ def test_grads_must_have_the_input_shape_and_dtype():
     ({"nondifferentiable": "maybe"}, "nondifferentiable='maybe'"),
     ({"probes": 0}, "probes=0"),
     ({"eps": 2.0}, "eps=2.0"),
+    ({"screen": "both"}, "screen='both'"),
 ])
 def test_bad_options_name_the_argument_and_value(kwargs, named):
     with pytest.raises(ValueError, match=named.replace("(", r"\(")):

@@ -93,8 +93,3 @@ def test_kink_at_the_probed_side_is_still_reported():
     assert ("input", (7,)) in screened.nondifferentiable
     assert screened.nondifferentiable == plain.nondifferentiable
     assert screened.passed and plain.passed
-
-
-def test_bad_screen_option_is_named():
-    with pytest.raises(ValueError, match="screen='both'"):
-        check_grad(np.sin, np.ones(3), vjp=lambda g, x: (g * np.cos(x),), screen="both")

@@ -67,8 +67,10 @@ class Adapter:
         raise NotImplementedError
 
     def batched_vjp(self) -> Callable | None:
-        """After linearize(): a VJP over a leading batch axis of grad_outputs, or None."""
-        return None
+        """After linearize(): a VJP over a leading batch axis of grad_outputs, or None.
+
+        An adapter that can batch stores it as ``_vjp_many`` in its linearize()."""
+        return getattr(self, "_vjp_many", None)
 
     def first_order(self, n_outputs: int) -> Callable:
         """A framework-native function (inputs..., grad_outputs...) -> grads, for gradgrad."""

@@ -75,9 +75,6 @@ class JaxAdapter(Adapter):
         self._vjp_many = vjp_many
         return self.outputs_to_numpy(out), vjp
 
-    def batched_vjp(self):
-        return getattr(self, "_vjp_many", None)
-
     def first_order(self, n_outputs: int) -> Callable:
         fn, n_in, diff = self.fn, len(self.inputs), self.diff
 

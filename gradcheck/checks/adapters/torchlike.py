@@ -49,9 +49,6 @@ class TorchLikeAdapter(Adapter):
         """The VJP over a leading batch axis for these outputs, or None (no batched grads)."""
         return None
 
-    def batched_vjp(self) -> Callable | None:
-        return getattr(self, "_vjp_many", None)
-
     def autograd_vjp(self, items: list, diff_inputs: list, **grad_options: Any) -> Vjp:
         """A VJP through the recorded graph (kept for repeated calls), numpy in and out."""
 

@@ -101,11 +101,8 @@ def profile_engine(steps: int) -> None:
 
 
 def run_op_table() -> None:
-    """Run the core engine's tiny-op benchmark when it exists (one command gives both)."""
+    """Run the tiny-op benchmark after the MLP step, so one command gives both tables."""
     path = Path(__file__).with_name("engine_ops.py")
-    if not path.exists():
-        print("\n(bench/engine_ops.py not found; skipping the tiny-op table)")
-        return
     print("\n== tiny-op table (bench/engine_ops.py, single-threaded) ==", flush=True)
     env = dict(os.environ, **{var: "1" for var in THREAD_VARS})
     subprocess.run([sys.executable, str(path)], env=env, check=False)

@@ -5,6 +5,7 @@ import numpy as np
 
 from gradcheck.ref import devices as dev
 from gradcheck.ref import dtypes as dt
+from gradcheck.ref.arguments import _shape_args
 from gradcheck.ref.tensors import Tensor, _make
 
 
@@ -23,12 +24,6 @@ def _finish(array, dtype, device, requires_grad) -> Tensor:
                                "gradients")
         t._rg = True
     return t
-
-
-def _size(size) -> tuple:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = size[0]
-    return tuple(int(s) for s in size)
 
 
 def _infer(data) -> np.ndarray:
@@ -95,7 +90,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
 def _filled(fill, size, dtype, device, requires_grad) -> Tensor:
     d = dt.as_dtype(dtype) if dtype is not None else dt.get_default_dtype()
     xp = dev.array_module(dev.as_device(device))
-    t = _make(xp.full(_size(size), fill, dtype=d.np))
+    t = _make(xp.full(_shape_args(size), fill, dtype=d.np))
     if requires_grad:
         t.requires_grad_(True)
     return t

@@ -71,20 +71,22 @@ def apply(op: Op, *inputs, **attrs):
     return _make(out)
 
 
+def _view_node(op: Op, base, attrs):
+    """The grad_fn of a view of ``base`` (None when no graph is being recorded)."""
+    if not (grad_mode._enabled[0] and base._rg):
+        return None
+    node = Node(op.name, op.backward, (base,))
+    node.__dict__.update(attrs)
+    return node
+
+
 def _view(op: Op, base, out, attrs):
     """A view op's result: shares base's version counter and remembers how it was made,
-    so an in-place edit through it can rewrite base's history (see methods.inplace)."""
+    so an in-place edit through it can rewrite base's history (see inplace.inplace)."""
+    node = _view_node(op, base, attrs)
     if not np.may_share_memory(out, base._data):
         # e.g. reshape of a non-contiguous array had to copy: not a view after all
-        if grad_mode._enabled[0] and base._rg:
-            node = Node(op.name, op.backward, (base,))
-            node.__dict__.update(attrs)
-            return _make(out, node)
-        return _make(out)
-    node = None
-    if grad_mode._enabled[0] and base._rg:
-        node = Node(op.name, op.backward, (base,))
-        node.__dict__.update(attrs)
+        return _make(out, node)
     result = _make(out, node, base._vc)
     result._view = [base, op, attrs, base._vc[0]]
     return result
@@ -101,8 +103,7 @@ def refresh_view(view) -> None:
     if base._view is not None and base._view[3] != base._vc[0]:
         refresh_view(base)
     record[3] = view._vc[0]
-    if base._rg and grad_mode._enabled[0]:
-        node = Node(op.name, op.backward, (base,))
-        node.__dict__.update(attrs)
+    node = _view_node(op, base, attrs)
+    if node is not None:
         view.grad_fn = node
         view._rg = True

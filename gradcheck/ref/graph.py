@@ -21,11 +21,6 @@ FREED = (
 )
 
 
-def _short_name(node) -> str:
-    name = type(node).__name__ if node is None else node.name()
-    return name.split("Backward")[0]
-
-
 def _modified_error(tensor, node_name: str, expected: int):
     kind = f"torch.{tensor.dtype._tensor_type}"
     shape = ", ".join(str(s) for s in tensor.shape)

@@ -187,12 +187,22 @@ def div_(self, other, *, rounding_mode=None):
     return inplace(self, ops.div, other, rounding_mode=rounding_mode)
 
 
+def _constant_history(self) -> None:
+    """After overwriting self with a constant: its old history contributes zero gradient."""
+    if _needs_graph(self, ()):
+        self.grad_fn = ops.mul(_make(self._data.copy(), grad_fn=self.grad_fn), 0).grad_fn
+
+
+def _broadcast_into(self, value):
+    """``value`` cast to self's dtype and expanded to self's shape (fill_ and copy_)."""
+    return ops.expand(_cast(value, self.dtype), self.shape)
+
+
 def zero_(self):
     """Fill with zeros in place."""
     check_inplace(self)
     self._data[...] = 0
-    if _needs_graph(self, ()):
-        self.grad_fn = ops.mul(_make(self._data.copy(), grad_fn=self.grad_fn), 0).grad_fn
+    _constant_history(self)
     self._vc[0] += 1
     return self
 
@@ -201,10 +211,9 @@ def fill_(self, value):
     check_inplace(self)
     v = value.item() if isinstance(value, Tensor) else value
     if isinstance(value, Tensor) and _needs_graph(self, (value,)):
-        return inplace(self, lambda s, val: ops.expand(_cast(val, s.dtype), s.shape), value)
+        return inplace(self, _broadcast_into, value)
     self._data[...] = v
-    if _needs_graph(self, ()):
-        self.grad_fn = ops.mul(_make(self._data.copy(), grad_fn=self.grad_fn), 0).grad_fn
+    _constant_history(self)
     self._vc[0] += 1
     return self
 
@@ -217,7 +226,7 @@ def copy_(self, src, non_blocking=False):
     if src_t.device != self.device:
         src_t = ops.move(src_t, self.device)
     if _needs_graph(self, (src_t,)):
-        return inplace(self, lambda s, v: ops.expand(_cast(v, s.dtype), s.shape), src_t)
+        return inplace(self, _broadcast_into, src_t)
     try:
         np.copyto(self._data, dev.to_device(src_t._data, self.device), casting="unsafe")
     except ValueError as exc:

@@ -36,22 +36,6 @@ def _swap(fn):
     return reflected
 
 
-def _rsub(self, other):
-    return ops.sub(other, self)
-
-
-def _rdiv(self, other):
-    return ops.div(other, self)
-
-
-def _rpow(self, other):
-    return ops.pow(other, self)
-
-
-def _rmatmul(self, other):
-    return ops.matmul(other, self)
-
-
 def _eq(self, other):
     result = ops.eq(self, other)
     return False if result is NotImplemented else result
@@ -84,8 +68,6 @@ def to(self, *args, **kwargs):
     if kwargs.get("copy") and out is self:
         out = ops.clone(self)
     return out
-
-
 
 
 def _caster(d):
@@ -238,11 +220,12 @@ def attach() -> None:
     from gradcheck.ref import creation, random
 
     methods = {
-        "__add__": ops.add, "__radd__": _swap(ops.add), "__sub__": ops.sub, "__rsub__": _rsub,
-        "__mul__": ops.mul, "__rmul__": _swap(ops.mul), "__truediv__": ops.div,
-        "__rtruediv__": _rdiv, "__pow__": ops.pow, "__rpow__": _rpow, "__matmul__": ops.matmul,
-        "__rmatmul__": _rmatmul, "__neg__": _neg_check, "__pos__": lambda self: self,
-        "__abs__": ops.abs, "__invert__": _invert,
+        "__add__": ops.add, "__radd__": _swap(ops.add), "__sub__": ops.sub,
+        "__rsub__": _swap(ops.sub), "__mul__": ops.mul, "__rmul__": _swap(ops.mul),
+        "__truediv__": ops.div, "__rtruediv__": _swap(ops.div), "__pow__": ops.pow,
+        "__rpow__": _swap(ops.pow), "__matmul__": ops.matmul, "__rmatmul__": _swap(ops.matmul),
+        "__neg__": _neg_check, "__pos__": lambda self: self, "__abs__": ops.abs,
+        "__invert__": _invert,
         "__floordiv__": lambda a, b: ops.div(a, b, rounding_mode="floor"),
         "__rfloordiv__": lambda a, b: ops.div(b, a, rounding_mode="floor"),
         "__mod__": lambda a, b: ops.sub(a, ops.mul(ops.div(a, b, rounding_mode="floor"), b)),
@@ -287,6 +270,5 @@ def attach() -> None:
         methods[name + "_"] = _inplace_of(getattr(ops, name))
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
-    Tensor.__rpow__ = _rpow
     Tensor.__array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
 

@@ -211,32 +211,32 @@ def _einsum_spell_out(equation: str, tensors: list):
     if len(subs) != len(tensors):
         raise RuntimeError(f"einsum(): {len(subs)} subscripts given for {len(tensors)} operands")
     counts = []
-    for sub, t in zip(subs, tensors):
+    for sub, operand in zip(subs, tensors):
         named = len(sub.replace("...", ""))
-        counts.append(t._data.ndim - named if "..." in sub else 0)
+        counts.append(operand._data.ndim - named if "..." in sub else 0)
         if counts[-1] < 0:
             raise RuntimeError(
                 f"einsum(): the number of subscripts in the equation ({named}) is more than the "
-                f"number of dimensions ({t._data.ndim}) for operand {len(counts) - 1}"
+                f"number of dimensions ({operand._data.ndim}) for operand {len(counts) - 1}"
             )
     spare = [c for c in string.ascii_letters if c not in equation]
     width = builtins.max(counts)
     letters = "".join(spare[:width])
     batch = np.broadcast_shapes(*[
-        t._data.shape[sub.index("..."):sub.index("...") + n]
-        for sub, t, n in zip(subs, tensors, counts) if "..." in sub
+        operand._data.shape[sub.index("..."):sub.index("...") + n]
+        for sub, operand, n in zip(subs, tensors, counts) if "..." in sub
     ])
     new_subs, new_tensors = [], []
-    for sub, t, n in zip(subs, tensors, counts):
+    for sub, operand, n in zip(subs, tensors, counts):
         if "..." in sub:
             at = sub.index("...")
-            if t._data.shape[at:at + n] != batch[width - n:] or n < width:
-                shape = t._data.shape
-                t = t.reshape(*shape[:at], *([1] * (width - n)), *shape[at:])
-                t = t.expand(*shape[:at], *batch, *shape[at + n:])
+            if operand._data.shape[at:at + n] != batch[width - n:] or n < width:
+                shape = operand._data.shape
+                operand = operand.reshape(*shape[:at], *([1] * (width - n)), *shape[at:])
+                operand = operand.expand(*shape[:at], *batch, *shape[at + n:])
             sub = sub.replace("...", letters)
         new_subs.append(sub)
-        new_tensors.append(t)
+        new_tensors.append(operand)
     if not arrow:  # implicit output: the ellipsis dims, then the letters seen once, sorted
         plain = lhs.replace("...", "").replace(",", "")
         out = "..." + "".join(sorted(c for c in set(plain) if plain.count(c) == 1))

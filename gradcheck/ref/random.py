@@ -8,6 +8,7 @@ import numpy as np
 
 from gradcheck.ref import devices as dev
 from gradcheck.ref import dtypes as dt
+from gradcheck.ref.arguments import _shape_args
 from gradcheck.ref.tensors import Tensor, _make, check_inplace
 
 
@@ -87,24 +88,18 @@ def _out(array, dtype, device, requires_grad) -> Tensor:
     return t
 
 
-def _size(size) -> tuple:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = size[0]
-    return tuple(int(s) for s in size)
-
-
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal samples of the given shape.
 
     >>> randn(2, 3).shape
     torch.Size([2, 3])
     """
-    return _out(_rng(generator).standard_normal(_size(size)), dtype, device, requires_grad)
+    return _out(_rng(generator).standard_normal(_shape_args(size)), dtype, device, requires_grad)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform samples in [0, 1)."""
-    return _out(_rng(generator).random(_size(size)), dtype, device, requires_grad)
+    return _out(_rng(generator).random(_shape_args(size)), dtype, device, requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,

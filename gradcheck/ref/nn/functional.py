@@ -173,15 +173,17 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
     return out
 
 
+def _check_reduction(reduction: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction!r} is not a valid value for reduction; use one of "
+                         f"{', '.join(_REDUCTIONS)}")
+
+
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    _check_reduction(reduction)
     if reduction == "mean":
         return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    if reduction == "none":
-        return loss
-    raise ValueError(f"{reduction!r} is not a valid value for reduction; use one of "
-                     f"{', '.join(_REDUCTIONS)}")
+    return loss.sum() if reduction == "sum" else loss
 
 
 def _check_same_shape(input: Tensor, target: Tensor, name: str) -> None:

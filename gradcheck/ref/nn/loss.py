@@ -10,9 +10,7 @@ from gradcheck.ref.nn.module import Module
 class _Loss(Module):
     def __init__(self, reduction: str = "mean") -> None:
         super().__init__()
-        if reduction not in ("mean", "sum", "none"):
-            raise ValueError(f"{reduction!r} is not a valid value for reduction; use 'mean', "
-                             "'sum' or 'none'")
+        F._check_reduction(reduction)
         self.reduction = reduction
 
 

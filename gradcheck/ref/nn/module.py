@@ -246,7 +246,7 @@ class Module:
 
         with torch.no_grad():
             for module in self.modules():
-                for name, param in module._parameters.items():
+                for param in module._parameters.values():
                     if param is not None:
                         param.data = convert(param.data)
                         if param.grad is not None:

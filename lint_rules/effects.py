@@ -310,13 +310,3 @@ def _finishing_order(node: cst.CSTNode) -> list[cst.CSTNode]:
         stack.extend((c, False) for c in reversed(syntax.children(current))
                      if not isinstance(c, syntax.SCOPES))
     return out
-
-
-def _walk_executed(node: cst.CSTNode):
-    """Nodes evaluated when ``node`` runs: skips lambdas and nested definitions."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(c for c in syntax.children(current) if not isinstance(c, syntax.SCOPES))
-

@@ -10,13 +10,13 @@ import re
 from typing import TYPE_CHECKING
 
 from lint_rules.finding import Edit
+from lint_rules.source import split_lines
 
 if TYPE_CHECKING:  # imported by the rule modules, which load without libcst
     from lint_rules.source import SourceText
     from lint_rules.syntax import Statement
 
 _TAIL_OK = re.compile(r"\s*(#.*)?")
-_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
 def owns_lines(stmt: Statement, text: SourceText) -> bool:
@@ -32,8 +32,7 @@ def _block_text(stmt: Statement, text: SourceText, indent: str) -> str:
     first = text.first_line(stmt)
     start, end = text.line_span(first, text.last_line(stmt))
     old = text.indent_of(first)
-    # NOTE: str.splitlines() also splits on \f, \v and U+2028; Python source lines do not.
-    lines = _LINES.findall(text.source[start:end])
+    lines = split_lines(text.source[start:end])
     moved = [indent + line[len(old):] if line.startswith(old) else line for line in lines]
     out = "".join(moved)
     return out if out.endswith(("\n", "\r")) else out + text.newline

@@ -2,9 +2,13 @@
 
 libcst parses at roughly a tenth of the stdlib parser's speed, and the files that pass the
 text prefilter are often large test modules where only a few functions train anything. The
-stdlib parser finds every function whose text mentions no gradient event, optimizer or loss;
+stdlib parser finds every function whose text mentions no gradient event and no optimizer;
 its body is replaced by ``...`` and blank lines. Lines and columns of everything kept are
 unchanged, so positions and fix offsets computed on the original text stay valid.
+
+The prefilter's regex split into functions is not reused here: it may end a function early in
+contrived layouts, which a text screen tolerates but hollowing must not (the result has to
+parse).
 
 >>> print(narrow("def f():\\n    return 1\\n\\ndef g(opt):\\n    opt.step()\\n"), end="")
 def f():
@@ -19,10 +23,12 @@ import ast
 import re
 import warnings
 
-# A function whose text mentions none of these has no gradient event, builds no optimizer
-# and accumulates no loss, so the flow analysis learns nothing from its body.
+from lint_rules.source import split_lines
+
+# A function whose text mentions none of these has no gradient event and builds no optimizer;
+# nor can it hold a GC004 running total, which needs a backward() in the same function. The
+# flow analysis learns nothing from its body.
 _RELEVANT = re.compile(r"backward|zero_grad|clear_grad|\.grad\b|\.step\b|optim")
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
 def narrow(source: str) -> str:
@@ -38,13 +44,13 @@ def narrow(source: str) -> str:
             tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return source
-    lines = _LINE.findall(source)
+    lines = split_lines(source)
     spans = list(_hollow_spans(tree, lines))
     if not spans:
         return source
     for first, last in spans:
-        indent = lines[first - 1][: len(lines[first - 1]) - len(lines[first - 1].lstrip())]
-        lines[first - 1] = indent + "..." + _ending(lines[first - 1])
+        head = lines[first - 1]
+        lines[first - 1] = head[: len(head) - len(head.lstrip())] + "..." + _ending(head)
         for number in range(first + 1, last + 1):
             lines[number - 1] = _ending(lines[number - 1])
     return "".join(lines)

@@ -8,11 +8,25 @@ for them.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+if TYPE_CHECKING:  # narrowing and fixes use split_lines before (or without) libcst
+    import libcst as cst
+    from libcst.metadata import CodeRange
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text``, each with its own line ending.
+
+    NOTE: str.splitlines() also splits on \\f, \\v and U+2028; Python source lines do not.
+
+    >>> split_lines("a\\r\\nb\\fc\\nd")
+    ['a\\r\\n', 'b\\x0cc\\n', 'd']
+    """
+    return _LINES.findall(text)
 
 
 class TooDeeplyNested(Exception):
@@ -42,6 +56,8 @@ class SourceText:
     def range(self, node: cst.CSTNode) -> CodeRange:
         """Where ``node`` starts and ends (without its own parentheses, as Python's parser)."""
         if self._ranges is None:
+            from libcst.metadata import MetadataWrapper, PositionProvider
+
             # The tree is never modified, so the defensive deep copy is skipped.
             wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
             try:

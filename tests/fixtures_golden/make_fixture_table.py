@@ -8,12 +8,12 @@ file gives the codes, so the table cannot drift from the fixtures (a test checks
 from __future__ import annotations
 
 import re
+import runpy
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURE_DIR = ROOT / "fixtures" / "lint"
-_RUNNABLE = re.compile(r"^def train\([^)]*\) -> dict:", re.MULTILINE)
+# discovery, `.expected` parsing and the runnable test live in the tests' conftest
+_GOLDEN = runpy.run_path(str(Path(__file__).with_name("conftest.py")))
 
 HEADER = """# Golden lint fixtures
 
@@ -48,21 +48,20 @@ def describe(path: Path) -> str:
 
 
 def expected_cell(path: Path) -> str:
-    cells = []
-    for line in path.with_suffix(".expected").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            position, code = line.split()[:2]
-            cells.append(f"{code} ({position})")
+    expected_path = _GOLDEN["expected_path"](path)
+    expected = _GOLDEN["parse_expected"](expected_path.read_text(encoding="utf-8"), str(expected_path))
+    cells = [f"{e.code} ({e.line}:{e.column})" for e in expected]
     return ", ".join(cells) if cells else "none"
 
 
 def render() -> str:
     rows = []
-    for path in sorted(FIXTURE_DIR.glob("*.py")):
-        runnable = "yes" if _RUNNABLE.search(path.read_text(encoding="utf-8")) else ""
+    paths = _GOLDEN["fixture_paths"]()
+    for path in paths:
+        runnable = "yes" if _GOLDEN["is_runnable"](path) else ""
         rows.append(f"| `{path.stem}` | {describe(path)} | {expected_cell(path)} | {runnable} |")
-    n_bad = sum(1 for p in FIXTURE_DIR.glob("bad_*.py"))
-    n_good = sum(1 for p in FIXTURE_DIR.glob("good_*.py"))
+    n_bad = sum(1 for p in paths if p.name.startswith("bad_"))
+    n_good = sum(1 for p in paths if p.name.startswith("good_"))
     footer = f"\n{n_bad} bad and {n_good} good fixtures.\n"
     return HEADER + "\n".join(rows) + "\n" + footer
 

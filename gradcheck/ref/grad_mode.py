@@ -33,10 +33,13 @@ class _GradMode:
     def __call__(self, fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with self.__class__():
+            with self._fresh():  # a new object per call: calls may nest or recurse
                 return fn(*args, **kwargs)
 
         return wrapper
+
+    def _fresh(self) -> _GradMode:
+        return self.__class__()
 
 
 class no_grad(_GradMode):  # noqa: N801 - torch name
@@ -92,8 +95,25 @@ class set_grad_enabled(_GradMode):  # noqa: N801 - torch name
         return wrapper
 
 
-class inference_mode(no_grad):  # noqa: N801 - torch name
-    """Like ``no_grad`` (the engine has no separate inference tensors)."""
+class inference_mode(_GradMode):  # noqa: N801 - torch name
+    """Like ``no_grad`` (the engine has no separate inference tensors). As in torch,
+    ``inference_mode(False)`` turns grad mode on, and a bare ``@inference_mode`` works.
+
+    >>> with inference_mode():
+    ...     is_grad_enabled()
+    False
+    >>> with no_grad(), inference_mode(False):
+    ...     is_grad_enabled()
+    True
+    """
+
+    def __new__(cls, mode=True):
+        if callable(mode):  # used as a bare decorator
+            return cls()(mode)
+        return super().__new__(cls)
 
     def __init__(self, mode: bool = True):
         self._target = not mode
+
+    def _fresh(self) -> inference_mode:
+        return inference_mode(not self._target)

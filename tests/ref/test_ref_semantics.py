@@ -478,3 +478,30 @@ def _edit_saved_operand(m):
     y = x * w  # both need grads: both saved
     w.add_(1)
     y.sum().backward()
+
+
+@pytest.mark.parametrize("outer", [True, False])
+def test_inference_mode_forms_match_torch(outer):
+    def run(m):
+        seen = []
+
+        @m.inference_mode(False)
+        def keeps():
+            seen.append(m.is_grad_enabled())
+
+        @m.inference_mode
+        def bare():
+            seen.append(m.is_grad_enabled())
+
+        with m.set_grad_enabled(outer):
+            keeps()
+            bare()
+            with m.inference_mode():
+                seen.append(m.is_grad_enabled())
+            with m.inference_mode(False):
+                seen.append(m.is_grad_enabled())
+            seen.append(m.is_grad_enabled())
+        return seen
+
+    pytest.importorskip("torch")
+    assert run(ref) == run(torch)

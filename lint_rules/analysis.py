@@ -21,6 +21,8 @@ _STATEMENTS = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
 
 # Hooks that a framework calls once per batch, so their bodies repeat like a loop body.
 REPEATED_HOOKS = frozenset({"training_step"})
+# unittest's set-up and tear-down methods run once per test, like the tests themselves.
+RUNS_ONCE = frozenset({"setUp", "setUpClass", "tearDown", "tearDownClass", "main"})
 
 
 @dataclass
@@ -112,9 +114,23 @@ def _units(tree: cst.Module, index: ModuleIndex):
             # A hook the file calls itself (`self.training_step(batch)` in a loop of `fit`)
             # is analysed where it is called.
             hook = name in REPEATED_HOOKS and name not in index.called
-            repeated = hook or name not in index.referenced
-            yield syntax.body_of(node), index.enclosing_class(node), node if repeated else None, node
+            yield syntax.body_of(node), index.enclosing_class(node), \
+                node if hook or _repeated(node, index) else None, node
         stack.extend(c for c in syntax.children(node) if index.contains_events(c))
+
+
+def _repeated(function: cst.FunctionDef, index: ModuleIndex) -> bool:
+    """Whether a function's body is judged as a loop body: it is never called in this file,
+    or only handed to someone else (``Engine(update)``, ``trainer.add_callback(step)``), who
+    presumably calls it once per batch."""
+    name = function.name.value
+    if name in index.called or name.startswith("test") or name in RUNS_ONCE:
+        return False  # called here (analysed in place), or a test / fixture that runs once
+    if name in index.referenced and name not in index.passed_along:
+        return False
+    # A helper that steps an optimizer its caller hands in (a loss scaler's ``__call__``)
+    # leaves the reset to that caller: judge it where it is called, not alone.
+    return not index.steps_a_parameter(function)
 
 
 def _matched_windows(issue: Issue, counter_zeroed: dict[int, set[str]]) -> bool:

@@ -110,6 +110,9 @@ class Effects:
 
     def _zero_call(self, call: cst.Call, receiver: str, state: State) -> State:
         keys = self._unwrapped(self._expand(receiver)) if receiver != ev.ALL else (ev.ALL,)
+        keys = tuple(k for k in keys if not k.startswith(ev.NOTHING))
+        if not keys:
+            return state
         targets: list[str] = []
         gated = True
         partial = False
@@ -240,6 +243,14 @@ class Effects:
             key = self._key(arg)
             if key:
                 bound[name] = self._expand(key)
+        passed = {name for name, _ in pairs}
+        for param in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params):
+            name = param.name.value
+            if name not in passed and isinstance(param.default, cst.Name) \
+                    and param.default.value == "None":
+                # `optimizer=None` left out: inside the callee the name holds nothing, whatever
+                # the caller calls its own optimizer.
+                bound[name] = (ev.NOTHING,)
         return bound
 
     # ----- helpers ------------------------------------------------------------------------

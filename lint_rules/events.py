@@ -16,6 +16,7 @@ from lint_rules import syntax
 
 BACKWARD, STEP, ZERO = "backward", "step", "zero"
 ALL = "*"
+NOTHING = "<none>"  # a parameter left at its default None: events on it do nothing
 # Names of the calls that can be gradient events; anything else is skipped unanalysed.
 EVENT_CALL_NAMES = frozenset(
     {"backward", "manual_backward", "step", "optimizer_step", "zero_grad", "clear_grad",
@@ -71,6 +72,8 @@ def _optimizer_word(name: str) -> bool:
 
 def looks_like_optimizer(key: str) -> bool:
     """Naming heuristic: ``optimizer``, ``opt_g``, ``d_optim``, ``optG``; never ``scheduler``."""
+    if key.startswith(NOTHING):
+        return False
     name = last_name(key)
     return bool(name) and not _NOT_OPTIMIZER.search(name) and _optimizer_word(name)
 
@@ -134,7 +137,10 @@ def is_backward_call(call: cst.Call) -> bool:
     """``x.backward()``, ``scaler.scale(l).backward()``, ``accelerator.backward(l)`` and kin."""
     func = call.func
     if isinstance(func, cst.Attribute):
-        return func.attr.value in ("backward", "manual_backward")
+        # Distributed autograd keeps gradients per context (`dist_autograd.backward(ctx, ...)`
+        # with `DistributedOptimizer.step(ctx)`): nothing lands in `.grad`, nothing to reset.
+        return func.attr.value in ("backward", "manual_backward") and \
+            last_name(dotted(func.value) or "") != "dist_autograd"
     return isinstance(func, cst.Name) and func.value == "backward" and bool(syntax.positional(call))
 
 
@@ -177,14 +183,18 @@ def grad_owner(stmt: cst.CSTNode) -> str | None:
 
 
 def is_grad_write(stmt: cst.CSTNode) -> bool:
-    """``p.grad = g`` or ``p.grad.copy_(g)``: gradients replaced by hand (PCGrad, MAML, DDP)."""
+    """``p.grad = g``, ``p.grad.copy_(g)``, ``p.grad.fill_(c)``: gradients replaced by hand
+    (PCGrad, MAML, DDP, tests that fake gradients)."""
     if isinstance(stmt, cst.Assign):
         return all(is_grad_attr(t.target) for t in stmt.targets) and not _is_none(stmt.value)
     call = _expr_call(stmt)
-    if call is not None:
-        func = call.func
-        return isinstance(func, cst.Attribute) and func.attr.value == "copy_" and is_grad_attr(func.value)
-    return False
+    if call is None or not isinstance(call.func, cst.Attribute) or not is_grad_attr(call.func.value):
+        return False
+    if call.func.attr.value == "copy_":
+        return True
+    # `p.grad.fill_(0.01)`: every entry overwritten (a zero fill is a reset instead).
+    args = syntax.positional(call)
+    return call.func.attr.value == "fill_" and bool(args) and not _is_zero(args[0])
 
 
 def param_loop_zeroes(loop: cst.For) -> bool:

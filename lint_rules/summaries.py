@@ -65,6 +65,7 @@ class ModuleIndex:
         events: list[cst.CSTNode] = []
         local_calls: list[tuple[str, cst.Call]] = []
         self.referenced: set[str] = set()  # every name read and attribute used in the file
+        self.passed_along: set[str] = set()  # names handed to a call as an argument
         parents = self.parents
         declared: set[int] = set()  # names that declare rather than use (def f, import x)
         stack: list[cst.CSTNode] = [tree]
@@ -103,6 +104,10 @@ class ModuleIndex:
                 self._note_optimizer(node, [node.target], node.value)
             elif kind is cst.Expr and (is_grad_zeroing(node) or is_grad_write(node)):
                 events.append(node)
+            if kind is cst.Arg and type(node.value) is cst.Name and node.keyword is None:
+                call = parents.get(id(node))
+                if type(call) is cst.Call and syntax.callee_name(call) not in EVENT_CALL_NAMES:
+                    self.passed_along.add(node.value.value)  # Engine(update): a callback
             if kind in _DECLARING:
                 declared.update(_declared_names(node))
         self.called = {name for name, _ in local_calls}  # names of every non-event call
@@ -129,6 +134,20 @@ class ModuleIndex:
             if isinstance(current, cst.FunctionDef):
                 self.eventful.add(current.name.value)
             current = self.parents.get(id(current))
+
+    def steps_a_parameter(self, function: FunctionNode) -> bool:
+        """Whether ``function`` steps an optimizer that its caller passes in (a parameter
+        other than ``self``): ``def __call__(self, loss, optimizer): ... optimizer.step()``."""
+        params = set(syntax.parameter_names(function.params)) - {"self", "cls"}
+        if not params:
+            return False
+        for node in syntax.walk(function):
+            if type(node) is cst.Call and syntax.callee_name(node) in ("step", "optimizer_step"):
+                receivers = [node.func.value] if isinstance(node.func, cst.Attribute) else []
+                receivers += syntax.positional(node)[:1]
+                if any(type(r) is cst.Name and r.value in params for r in receivers):
+                    return True
+        return False
 
     def contains_events(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` holds a gradient event or a call that reaches one."""

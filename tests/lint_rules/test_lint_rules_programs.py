@@ -212,13 +212,30 @@ BUGGY = {
             for batch in loader:
                 update(net, optimizer, batch)
     """, [(6, "GC002")]),
-    # dslinter W5517's case: a step function (called from another file) that never zeroes
+    # a step function never called here that steps the optimizer its caller passes in:
+    # the callers are judged, not the helper alone (a loss scaler's `__call__` looks the same)
     "exported-step-function": ("""
         def training_update(model, optimizer, batch):
             loss = model(batch).mean()
             loss.backward()
             optimizer.step()
             return loss.detach()
+    """, []),
+    # the same helper stepping an optimizer it owns is judged as a loop body (dslinter W5517)
+    "exported-step-method": ("""
+        class Trainer:
+            def training_update(self, batch):
+                loss = self.model(batch).mean()
+                loss.backward()
+                self.optimizer.step()
+    """, [(7, "GC002")]),
+    # handed to a framework that calls it once per batch (ignite's Engine)
+    "callback-update-function": ("""
+        def update(engine, batch):
+            loss = model(batch).mean()
+            loss.backward()
+            optimizer.step()
+        trainer = Engine(update)
     """, [(6, "GC002")]),
     # shape: zeroing through an alias of the model the optimizer holds
     "wrapped-model-zero-between": ("""

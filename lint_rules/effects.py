@@ -90,6 +90,7 @@ class Effects:
 
     def _call(self, call: cst.Call, stmt: cst.CSTNode, state: State) -> State:
         if ev.is_backward_call(call):
+            self.backward_loops.update(map(id, self._loops))
             event = self._event(ev.BACKWARD, call, self.text.module.code_for_node(call))
             return self._map_all(state, lambda f: on_backward(f, event))
         receiver = ev.zero_call_receiver(call)
@@ -159,6 +160,8 @@ class Effects:
             isinstance(loop, (cst.For, cst.While)) for loop in self._loops
         )
         quiet = self._handlers > 0 or event.partial or counter or between_epochs
+        guarded = any(not modulo for modulo in inner)
+        self.zero_context.setdefault(event, (tuple(map(id, self._loops)), guarded))
         fn = lambda f: on_zero(f, event, quiet)
         if ev.ALL in targets:
             return self._map_all(state, fn)
@@ -198,11 +201,26 @@ class Effects:
         elif kind in (WIPED, WFRESH):
             backwards = tuple(sorted(fact[2], key=_pos))
             issues = [Issue("GC001", zero, step, opt, backwards, kind == WFRESH, conditions,
-                            tuple(self._loops)) for zero in sorted(fact[1], key=_pos)]
+                            tuple(self._loops)) for zero in sorted(fact[1], key=_pos)
+                      if not self._deliberate_reset(zero)]
         else:
             return
         for issue in issues:
             self.issues.setdefault((issue.code, issue.at.line, issue.at.col, opt), issue)
+
+    def _deliberate_reset(self, zero: ev.Event) -> bool:
+        """A reset that discards gradients on purpose, or that we cannot relate to the step:
+
+        - it runs outside the loop that steps (`zero_grad()` at the top of an epoch, before
+          the micro-batch loop): it drops what an unfinished window left over;
+        - it runs only under a guard of its own (`if accumulation_steps == 1:`) while the step
+          is counter-gated: nothing says the guard and the counter can both hold.
+        """
+        loops, guarded = self.zero_context.get(zero, ((), False))
+        here = tuple(map(id, self._loops))
+        if here[: len(loops)] == loops and not self.backward_loops.isdisjoint(here[len(loops):]):
+            return True  # a loop that runs backward passes lies between the reset and the step
+        return guarded and any(self._inner_conditions())
 
     def _closure(self, closure: cst.CSTNode, state: State) -> State:
         if isinstance(closure, cst.Lambda):

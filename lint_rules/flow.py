@@ -46,6 +46,9 @@ class Interpreter(Compound, Effects):
         self.issues: dict[tuple, Issue] = {}
         self.zeroed_in_loop: dict[int, set[str]] = {}
         self.counter_zeroed_in_loop: dict[int, set[str]] = {}  # resets under `if i % k == 0`
+        # each reset: the loops around it and whether a non-counter test guards it
+        self.zero_context: dict[ev.Event, tuple[tuple[int, ...], bool]] = {}
+        self.backward_loops: set[int] = set()  # loops whose body ran a backward pass
         self._loops: list[cst.CSTNode] = []
         # enclosing if-tests: (text, loop depth, whether it is a modulo/counter test)
         self._conditions: list[tuple[str, int, bool]] = []

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from lint_rules.finding import Edit, Finding, Fix, LintSyntaxError
+from lint_rules.finding import AnalysisIncomplete, Edit, Finding, Fix, LintSyntaxError
 from lint_rules.narrowing import narrow
 from lint_rules.prefilter import could_have_findings
 from lint_rules.rules import RULES
@@ -47,6 +47,8 @@ def check_source(
     tree = _parse(narrow(text), path)
     try:
         findings = _run(tree, text, _selected(select))
+    except AnalysisIncomplete as exc:
+        findings = [_incomplete(exc, path)]
     except Exception:
         if strict if strict is not None else os.environ.get(STRICT_ENV) == "1":
             raise
@@ -55,6 +57,12 @@ def check_source(
         logging.getLogger(__name__).debug("analysis of %s failed", path, exc_info=True)
         return []
     return [_shifted(f, shift) for f in findings] if shift else findings
+
+
+def _incomplete(exc: AnalysisIncomplete, path: str) -> Finding:
+    message = (f"{path} was not fully analysed: {exc.reason}. No finding is reported for it "
+               "until it is; splitting the function named here helps the analysis finish.")
+    return Finding(exc.line, exc.column, "GC000", "file-not-checked", message)
 
 
 def _parse(text: str, path: str) -> cst.Module:

@@ -59,3 +59,14 @@ class LintSyntaxError(ValueError):
         self.message = message
         self.line = line
         self.column = column
+
+
+class AnalysisIncomplete(Exception):
+    """The analysis stopped before it could vouch for the file (a budget ran out, paths were
+    merged and a finding could be an artefact of that); the front end reports GC000 there."""
+
+    def __init__(self, reason: str, line: int = 1, column: int = 1) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+        self.column = column

@@ -16,6 +16,7 @@ from lint_rules import events as ev
 from lint_rules import rebinding, syntax
 from lint_rules.compound import Compound, Flow, join_flows
 from lint_rules.effects import Effects, Issue
+from lint_rules.finding import AnalysisIncomplete
 from lint_rules.source import SourceText
 from lint_rules.states import (
     CLEAN,
@@ -29,7 +30,7 @@ from lint_rules.summaries import FunctionNode, ModuleIndex
 
 MAX_LOOP_PASSES = 8
 MAX_WORLDS = 32
-BUDGET = 40_000  # statements interpreted per unit before giving up silently
+BUDGET = 40_000  # statements interpreted per unit before giving up (GC000)
 TestKey = tuple  # an `if` test: (its text without whitespace, the names it reads)
 
 
@@ -62,6 +63,7 @@ class Interpreter(Compound, Effects):
         self._budget = BUDGET
         self._loop_assigned: dict[int, set[str]] = {}
         self._epoch_unit = False
+        self._merged = False  # paths were merged past MAX_WORLDS
 
     # ----- entry points -------------------------------------------------------------------
     def run(
@@ -77,13 +79,25 @@ class Interpreter(Compound, Effects):
             isinstance(n, (cst.For, cst.While)) and self.contains_events(n)
             for n in syntax.walk(repeat) if n is not repeat
         )
+        where = function or (body[0] if body else None)
         try:
             if repeat is not None:
                 self._loop(repeat, body, initial_state(), infinite=True)
             else:
                 self._block(body, initial_state())
-        except (_OutOfBudget, RecursionError):
-            self.issues.clear()
+        except _OutOfBudget:
+            self._give_up(where, f"the flow analysis ran out of its budget of {BUDGET} "
+                                 "statements")
+        except RecursionError:
+            self._give_up(where, "the code nests too deeply for the flow analysis")
+        if self._merged and self.issues:
+            # The findings may come from paths that merging made up: do not guess.
+            self._give_up(where, f"more than {MAX_WORLDS} combinations of branch conditions "
+                                 "had to be merged, and the findings could be artefacts of that")
+
+    def _give_up(self, node: cst.CSTNode | None, reason: str) -> None:
+        line, column = self.text.start(node) if node is not None else (1, 1)
+        raise AnalysisIncomplete(reason, line, column)
 
     # ----- statements ---------------------------------------------------------------------
     def _block(self, stmts: list[syntax.Statement], state: State | None, trace: list | None = None) -> Flow:
@@ -154,7 +168,12 @@ class Interpreter(Compound, Effects):
         self._conditions[-1] = (f"not ({test_text})", len(self._loops), modulo)
         other = self._block(syntax.orelse_of(stmt), no) if no else Flow()
         self._conditions.pop()
-        return join_flows(then, other)
+        flow = join_flows(then, other)
+        if key[0] not in self.index.repeated_tests() and not self.contains_events(stmt):
+            # `if kind == "epsilon": ... else: raise` tells nothing about gradients, and no
+            # other test reads the same: remembering which way it went only multiplies paths.
+            flow = _forgotten(flow, key)
+        return flow
 
     def _test_key(self, test: cst.CSTNode) -> TestKey:
         # Two tests are the same assumption when they read the same, whatever the spacing.
@@ -173,6 +192,9 @@ class Interpreter(Compound, Effects):
                 yes[assumptions | {(key, value)}] = facts
                 no[assumptions | {(key, not value)}] = facts
         if len(yes) + len(no) > MAX_WORLDS:
+            # NOTE: merging over-approximates: it can only add findings, never hide one, so a
+            # unit that ends without findings is still clean (see run()).
+            self._merged = True
             yes, no = forget(yes, lambda a: True), forget(no, lambda a: True)
         return (yes or None), (no or None)
 
@@ -278,6 +300,12 @@ class Interpreter(Compound, Effects):
     def contains_events(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` holds any call or statement that could be a gradient event."""
         return self.index.contains_events(node)
+
+
+def _forgotten(flow: Flow, key: TestKey) -> Flow:
+    drop = lambda assumption: assumption[0] == key
+    parts = (flow.normal, flow.brk, flow.cont, flow.ret)
+    return Flow(*(forget(part, drop) if part else part for part in parts))
 
 
 dotted = ev.dotted

@@ -53,6 +53,8 @@ class ModuleIndex:
         self.call_cache: dict[int, list[cst.Call]] = {}  # statement -> its relevant calls
         self.class_of: dict[int, str] = {}
         self._counter_flags: set[str] | None = None  # computed on first use
+        self._repeated_tests: set[str] | None = None
+        self._ifs: list[cst.If] = []
         self._assignments: list[cst.Assign] = []
         self._index(tree)
 
@@ -87,6 +89,8 @@ class ModuleIndex:
                         self.backward_calls.append(node)
                 else:
                     local_calls.append((name, node))
+            elif kind is cst.If:
+                self._ifs.append(node)
             elif kind is cst.ClassDef:
                 for item in syntax.body_of(node):
                     if type(item) is cst.FunctionDef:
@@ -254,6 +258,20 @@ class ModuleIndex:
                 for name in syntax.stored_names(target.target)
             }
         return self._counter_flags
+
+    def repeated_tests(self) -> set[str]:
+        """The texts (without whitespace) of ``if``/``elif`` tests that occur more than once."""
+        if self._repeated_tests is None:
+            seen: set[str] = set()
+            self._repeated_tests = set()
+            code = self.tree.code_for_node
+            for node in self._ifs:
+                test = node.test
+                while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                    test = test.expression  # `if not c:` reads the same test as `if c:`
+                text = "".join(code(test).split())
+                (self._repeated_tests if text in seen else seen).add(text)
+        return self._repeated_tests
 
     def enclosing_class(self, function: cst.CSTNode) -> str | None:
         """Class name for a method, else None."""

@@ -73,7 +73,7 @@ def check_document(document: Document, path: str, codes: frozenset[str], known: 
     except Exception as error:  # noqa: BLE001  (a bug in a rule must not end the run)
         return Outcome([io_error(f"internal error in the rules ({type(error).__name__}: {error}); "
                                  "please report it")], warnings)
-    kept = [f for f in found if f.code in codes]
+    kept = [f for f in found if f.code in codes or f.code == IO_ERROR_CODE]
     if suppressions.by_line or suppressions.file_codes:
         kept = noqa.unsuppressed(kept, suppressions, source)
     return Outcome(sorted(kept), warnings)

@@ -89,7 +89,7 @@ def analyse(tree: cst.Module, text: SourceText) -> Analysis:
         for key, issue in interpreter.issues.items():
             if not _matched_windows(issue, interpreter.counter_zeroed_in_loop):
                 issues.setdefault(key, (issue, interpreter.zeroed_in_loop))
-    for issue, zeroed in issues.values():
+    for issue, zeroed in _one_per_cause(issues.values()):
         if issue.code == "GC001":
             analysis.gc001.append(issue)
             continue
@@ -99,6 +99,25 @@ def analyse(tree: cst.Module, text: SourceText) -> Analysis:
         else:
             analysis.gc003.append((once[0], once[1], issue))
     return analysis
+
+
+def _one_per_cause(found) -> list[tuple[Issue, dict]]:
+    """One GC002 per optimizer and loop: the steps on every branch (`scaler.step(opt)` under
+    AMP, `opt.step()` otherwise) miss the same reset, so report the first and name the rest."""
+    kept: dict[tuple, tuple[Issue, dict]] = {}
+    out: list[tuple[Issue, dict]] = []
+    for issue, zeroed in sorted(found, key=lambda pair: (pair[0].at.line, pair[0].at.col)):
+        if issue.code != "GC002":
+            out.append((issue, zeroed))
+            continue
+        cause = (issue.optimizer, tuple(map(id, issue.loops)))
+        if cause in kept:
+            first = kept[cause][0]
+            first.also += (issue.at,)
+            continue
+        kept[cause] = (issue, zeroed)
+        out.append((issue, zeroed))
+    return out
 
 
 def _units(tree: cst.Module, index: ModuleIndex):

@@ -51,6 +51,7 @@ class Compound:
         finally:
             if gate:
                 self._gates.pop()
+                self._last_gate = gate
 
     def _try(self, stmt: cst.Try | cst.TryStar, state: State) -> Flow:
         trace: list[State] = [state]

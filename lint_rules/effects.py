@@ -43,6 +43,7 @@ class Issue:
     loops: tuple[cst.CSTNode, ...] = field(default=(), repr=False)
     counter_gated: bool = False  # the step sits under a modulo test in its loop
     applied_by: ev.Event | None = None  # GC002: the step after which nothing reset the grads
+    also: tuple[ev.Event, ...] = ()  # GC002: other steps of the same optimizer, same cause
 
 
 class Effects:
@@ -102,7 +103,7 @@ class Effects:
             if closure is not None:
                 state = self._closure(closure, state)
             for opt in self._unwrapped(self._expand(key)):
-                state = self._gated(state, lambda s, o=opt: self._apply_step(call, o, s))
+                state = self._gated(state, lambda s, o=opt: self._apply_step(call, o, s), (opt,))
             return state
         callee = self.index.resolve(call, self._class[-1], self._local_defs[-1])
         if callee is not None:
@@ -129,7 +130,7 @@ class Effects:
             targets.extend(sorted(owned) or [ev.ALL])
         event = self._event(ev.ZERO, call, receiver, partial=partial)
         apply = lambda s: self._apply_zero(event, tuple(targets), s)
-        return self._gated(state, apply) if gated else apply(state)
+        return self._gated(state, apply, tuple(targets)) if gated else apply(state)
 
     def _param_zero(self, loop: cst.For, state: State) -> State:
         owner = ev.param_loop_owner(loop)
@@ -140,11 +141,18 @@ class Effects:
         event = self._event(ev.ZERO, loop, owner or ev.ALL, partial=partial)
         return self._apply_zero(event, tuple(sorted(owned)) or (ev.ALL,), state)
 
-    def _gated(self, state: State, apply) -> State:
+    def _gated(self, state: State, apply, optimizers: tuple[str, ...]) -> State:
         # Inside `accelerator.accumulate`, optimizer.step()/zero_grad() only act on sync steps.
-        if not self._gates:
+        # The prepared optimizer reads the sync flag, which outlives the `with` block: after it,
+        # the optimizers stepped inside it stay gated by the same flag.
+        if self._gates:
+            gate = self._gates[-1]
+            self._gated_optimizers.update(optimizers)
+        elif self._last_gate and self._gated_optimizers.issuperset(optimizers):
+            gate = self._last_gate
+        else:
             return apply(state)
-        yes, no = self._split(state, self._gates[-1], True)
+        yes, no = self._split(state, gate, True)
         return join(apply(yes) if yes else None, no)
 
     def _apply_zero(self, event: ev.Event, targets: tuple[str, ...], state: State) -> State:
@@ -191,7 +199,7 @@ class Effects:
         # Only tests inside the innermost loop explain why the step is skipped.
         depth = len(self._loops)
         conditions = tuple(t for t, d, _ in self._conditions if d == depth and depth)
-        if self._gates:
+        if self._gates or self._last_gate and opt in self._gated_optimizers:
             conditions += ("<sync>",)
         if kind == STALE:
             issues = [Issue("GC002", step, step, opt, (fact[1],), True, conditions,

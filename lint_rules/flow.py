@@ -54,6 +54,8 @@ class Interpreter(Compound, Effects):
         # enclosing if-tests: (text, loop depth, whether it is a modulo/counter test)
         self._conditions: list[tuple[str, int, bool]] = []
         self._gates: list[TestKey] = []
+        self._last_gate: TestKey | None = None  # the sync flag of the last `accumulate()` left
+        self._gated_optimizers: set[str] = set()  # stepped or reset inside `accumulate()`
         self._handlers = 0
         self._frames: list[FunctionNode] = []
         self._subst: list[dict[str, tuple[str, ...]]] = [{}]

@@ -83,7 +83,7 @@ class ModuleIndex:
                     self.referenced.add(node.value)
             elif kind is cst.Call:
                 name = syntax.callee_name(node)
-                if name in EVENT_CALL_NAMES:
+                if name in EVENT_CALL_NAMES and not _not_an_optimizer_step(node):
                     events.append(node)
                     if is_backward_call(node):
                         self.backward_calls.append(node)
@@ -276,6 +276,18 @@ class ModuleIndex:
     def enclosing_class(self, function: cst.CSTNode) -> str | None:
         """Class name for a method, else None."""
         return self.class_of.get(id(function))
+
+
+def _not_an_optimizer_step(call: cst.Call) -> bool:
+    """``scheduler.step()``, ``ema.step(model)``, ``env.step(action)``: a ``step`` whose receiver
+    is named as no optimizer is and that is handed no optimizer (``scaler.step(opt)`` is)."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value != "step":
+        return False
+    receiver = last_name(dotted(func.value) or "")
+    if not receiver or not _NOT_OPTIMIZER.search(receiver):
+        return False
+    return not any(looks_like_optimizer(dotted(a) or "") for a in syntax.positional(call))
 
 
 _DECLARING = frozenset({cst.FunctionDef, cst.ClassDef, cst.Param, cst.Arg, cst.Import, cst.ImportFrom,

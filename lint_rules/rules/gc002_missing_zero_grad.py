@@ -236,11 +236,26 @@ class MissingZeroGrad(Rule):
                 f"(line {bw.line}) adds to gradients that an earlier step already applied, and "
                 f"nothing resets `{name}` in between; call `{name}.zero_grad()` after the step."
             )
-            # The reset belongs after the step that applied the old gradients (usually this one).
-            anchor = issue.applied_by or step
-            stmt = analysis.statement_of(anchor.node)
-            zero = f"{analysis.optimizer_text(anchor)}.zero_grad()"
-            edits = fixes.insert_after(stmt, zero, analysis.text) if stmt else None
-            findings.append(cls.finding(analysis, step.node, message, edits,
+            if issue.also:
+                lines = " and ".join(str(other.line) for other in issue.also)
+                plural = "s" * (len(issue.also) > 1)
+                verb = "apply" if plural else "applies"
+                message += f" The step{plural} on line{plural} {lines} {verb} the same stale gradients."
+            findings.append(cls.finding(analysis, step.node, message, _fix(analysis, issue),
                                         description=f"insert `{name}.zero_grad()` after the step"))
         return findings
+
+
+def _fix(analysis, issue):
+    """A reset after every step of the cause; none at all when one of them cannot take it."""
+    edits = []
+    # The reset belongs after the step that applied the old gradients (usually this one).
+    anchors = {id(a.node): a for a in (issue.applied_by or issue.step, *issue.also)}
+    for anchor in anchors.values():
+        stmt = analysis.statement_of(anchor.node)
+        zero = f"{analysis.optimizer_text(anchor)}.zero_grad()"
+        inserted = fixes.insert_after(stmt, zero, analysis.text) if stmt else None
+        if inserted is None:
+            return None
+        edits.extend(inserted)
+    return tuple(edits)

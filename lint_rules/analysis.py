@@ -130,11 +130,12 @@ def _units(tree: cst.Module, index: ModuleIndex):
             # A function this file never calls is called from elsewhere, typically once per
             # batch (like dslinter's W5517, we judge its body as a loop body).
             name = node.name.value
-            # A hook the file calls itself (`self.training_step(batch)` in a loop of `fit`)
-            # is analysed where it is called.
-            hook = name in REPEATED_HOOKS and name not in index.called
-            yield syntax.body_of(node), index.enclosing_class(node), \
-                node if hook or _repeated(node, index) else None, node
+            if not index.is_called(node):
+                # A function this file calls is analysed where it is called, with what each
+                # call passes it; alone, its parameters would stand for anything.
+                hook = name in REPEATED_HOOKS
+                yield syntax.body_of(node), index.enclosing_class(node), \
+                    node if hook or _repeated(node, index) else None, node
         stack.extend(c for c in syntax.children(node) if index.contains_events(c))
 
 
@@ -143,7 +144,7 @@ def _repeated(function: cst.FunctionDef, index: ModuleIndex) -> bool:
     or only handed to someone else (``Engine(update)``, ``trainer.add_callback(step)``), who
     presumably calls it once per batch."""
     name = function.name.value
-    if name in index.called or name.startswith("test") or name in RUNS_ONCE:
+    if index.is_called(function) or name.startswith("test") or name in RUNS_ONCE:
         return False  # called here (analysed in place), or a test / fixture that runs once
     if name in index.referenced and name not in index.passed_along:
         return False

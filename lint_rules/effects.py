@@ -245,6 +245,7 @@ class Effects:
         subst = dict(self._subst[-1]) if call is None else self._bind(fn, call)
         self._frames.append(fn)
         self._subst.append(subst)
+        self._constants.append(dict(self._constants[-1]) if call is None else _flags(fn, call))
         self._local_defs.append(dict(self._local_defs[-1]) if call is None else {})
         self._class.append(self.index.enclosing_class(fn) or self._class[-1])
         conditions, self._conditions = self._conditions, list(self._conditions)
@@ -253,6 +254,7 @@ class Effects:
         finally:
             self._frames.pop()
             self._subst.pop()
+            self._constants.pop()
             self._local_defs.pop()
             self._class.pop()
             self._conditions = conditions
@@ -314,6 +316,26 @@ class Effects:
             facts[key] = frozenset(map(fn, facts.get(key, facts[None])))
             out[assumptions] = facts
         return out
+
+
+def _flags(fn: FunctionNode, call: cst.Call) -> dict[str, object]:
+    """Parameters the call sets to a literal ``True``/``False``/``None``/number: a test that
+    reads only them (``if optimizer and do_zero_grad:``) is decided at this call."""
+    params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+    if params and params[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
+        params = params[1:]
+    pairs = list(zip(params, syntax.positional(call)))
+    pairs += [(name, value) for name, value in syntax.keywords(call) if name]
+    flags = {}
+    for name, arg in pairs:
+        value = syntax.constant(arg)
+        if syntax.has_value(value) and (value is None or isinstance(value, (bool, int, float))):
+            flags[name] = value
+    for param in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params):
+        if param.name.value not in flags and isinstance(param.default, cst.Name) \
+                and param.default.value == "None" and param.name.value not in dict(pairs):
+            flags[param.name.value] = None
+    return flags
 
 
 def _skipped_on_purpose(conditions: tuple[str, ...], counters: list[bool]) -> bool:

@@ -59,6 +59,7 @@ class Interpreter(Compound, Effects):
         self._handlers = 0
         self._frames: list[FunctionNode] = []
         self._subst: list[dict[str, tuple[str, ...]]] = [{}]
+        self._constants: list[dict[str, object]] = [{}]  # parameters a call set to literals
         self._local_defs: list[dict[str, FunctionNode]] = [{}]
         self._class: list[str | None] = [None]
         self._unstable: set[TestKey] = set()
@@ -159,6 +160,10 @@ class Interpreter(Compound, Effects):
         test, value = stmt.test, True
         while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             test, value = test.expression, not value
+        known = self._decided(stmt.test)
+        if known is not None:  # `if do_zero_grad:` with do_zero_grad=False at this call
+            return self._block(syntax.body_of(stmt) if known else syntax.orelse_of(stmt), state)
+        test = self._reduced(test)  # `optimizer and do_zero_grad` with do_zero_grad=True
         key = self._test_key(test)
         modulo = syntax.has_modulo(stmt.test) or not self.index.counter_flags().isdisjoint(key[1])
         if modulo or not syntax.is_plain_test(test):
@@ -176,6 +181,36 @@ class Interpreter(Compound, Effects):
             # other test reads the same: remembering which way it went only multiplies paths.
             flow = _forgotten(flow, key)
         return flow
+
+    def _decided(self, test: cst.CSTNode) -> bool | None:
+        """The truth of a test made only of parameters the call set to literals, else None."""
+        constants = self._constants[-1]
+        if not constants:
+            return None
+        if isinstance(test, cst.Name):
+            return bool(constants[test.value]) if test.value in constants else None
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self._decided(test.expression)
+            return None if inner is None else not inner
+        if isinstance(test, cst.BooleanOperation):
+            left, right = self._decided(test.left), self._decided(test.right)
+            absorbing = isinstance(test.operator, cst.Or)  # True for `or`, False for `and`
+            if absorbing in (left, right):
+                return absorbing
+            return None if None in (left, right) else not absorbing
+        return None
+
+    def _reduced(self, test: cst.CSTNode) -> cst.CSTNode:
+        """``a and b`` with ``b`` known true (``a or b`` with ``b`` known false) reads as ``a``."""
+        while isinstance(test, cst.BooleanOperation):
+            neutral = isinstance(test.operator, cst.And)
+            if self._decided(test.right) is neutral:
+                test = test.left
+            elif self._decided(test.left) is neutral:
+                test = test.right
+            else:
+                break
+        return test
 
     def _test_key(self, test: cst.CSTNode) -> TestKey:
         # Two tests are the same assumption when they read the same, whatever the spacing.

@@ -115,6 +115,8 @@ class ModuleIndex:
             if kind in _DECLARING:
                 declared.update(_declared_names(node))
         self.called = {name for name, _ in local_calls}  # names of every non-event call
+        self._local_calls = local_calls
+        self._called_functions: set[int] | None = None
         self._mark(events, local_calls)
 
     def _mark(self, events: list[cst.CSTNode], local_calls: list[tuple[str, cst.Call]]) -> None:
@@ -138,6 +140,33 @@ class ModuleIndex:
             if isinstance(current, cst.FunctionDef):
                 self.eventful.add(current.name.value)
             current = self.parents.get(id(current))
+
+    def is_called(self, function: FunctionNode) -> bool:
+        """Whether some call in this file runs ``function`` (``model.train()`` does not run a
+        function of the file named ``train``)."""
+        if self._called_functions is None:
+            nested: dict[str, list[FunctionNode]] = {}
+            for node in self.parents.values():
+                if type(node) is cst.FunctionDef and self.parents.get(id(node)) is not None:
+                    nested.setdefault(node.name.value, []).append(node)
+            self._called_functions = set()
+            for name, call in self._local_calls:
+                if name not in self.functions and name not in self.methods and name not in nested:
+                    continue
+                callee = self.resolve(call, self._class_around(call), {})
+                targets = [callee] if callee is not None else []
+                if isinstance(call.func, cst.Name):
+                    targets += nested.get(name, [])
+                self._called_functions.update(map(id, targets))
+        return id(function) in self._called_functions
+
+    def _class_around(self, node: cst.CSTNode) -> str | None:
+        current = self.parents.get(id(node))
+        while current is not None:
+            if type(current) is cst.FunctionDef and id(current) in self.class_of:
+                return self.class_of[id(current)]
+            current = self.parents.get(id(current))
+        return None
 
     def steps_a_parameter(self, function: FunctionNode) -> bool:
         """Whether ``function`` steps an optimizer that its caller passes in (a parameter

@@ -130,7 +130,14 @@ class Effects:
             targets.extend(sorted(owned) or [ev.ALL])
         event = self._event(ev.ZERO, call, receiver, partial=partial)
         apply = lambda s: self._apply_zero(event, tuple(targets), s)
-        return self._gated(state, apply, tuple(targets)) if gated else apply(state)
+        state = self._gated(state, apply, tuple(targets)) if gated else apply(state)
+        if gated and self.index.shares_parameters():
+            # Two optimizers here hold the same parameters (Lightning's two-optimizer tests):
+            # one's reset clears the other's gradients too. Count it as a reset for GC002,
+            # never as a discard for GC001.
+            shared = self._event(ev.ZERO, call, receiver, partial=True)
+            state = self._apply_zero(shared, (ev.ALL,), state)
+        return state
 
     def _param_zero(self, loop: cst.For, state: State) -> State:
         owner = ev.param_loop_owner(loop)

@@ -46,6 +46,7 @@ class ModuleIndex:
         self.methods: dict[str, list[tuple[str, FunctionNode]]] = {}
         self.optimizers: set[str] = set()
         self._models: dict[str, set[str]] = {}
+        self.built_by: dict[str, str] = {}  # optimizer key -> the class or factory that built it
         self._params: dict[str, set[str]] = {}  # tensors listed explicitly: SGD([W, b])
         self._aliases: dict[str, set[str]] = {}  # self.model = model, net = DDP(model)
         self.parents: dict[int, cst.CSTNode] = {}
@@ -68,6 +69,7 @@ class ModuleIndex:
         local_calls: list[tuple[str, cst.Call]] = []
         self.referenced: set[str] = set()  # every name read and attribute used in the file
         self.passed_along: set[str] = set()  # names handed to a call as an argument
+        self.zeroed: set[str] = set()  # receivers of a `zero_grad()` call somewhere here
         parents = self.parents
         declared: set[int] = set()  # names that declare rather than use (def f, import x)
         stack: list[cst.CSTNode] = [tree]
@@ -85,6 +87,8 @@ class ModuleIndex:
                 name = syntax.callee_name(node)
                 if name in EVENT_CALL_NAMES and not _not_an_optimizer_step(node):
                     events.append(node)
+                    if name == "zero_grad" and isinstance(node.func, cst.Attribute):
+                        self.zeroed.add(dotted(node.func.value) or "")
                     if is_backward_call(node):
                         self.backward_calls.append(node)
                 else:
@@ -206,7 +210,8 @@ class ModuleIndex:
         getter = name in SAME_OBJECT_GETTERS
         for target in targets:
             if isinstance(target, cst.Tuple):
-                self._note_prepared(target, call)
+                if name in _PREPARERS:  # `scheduler, msg = build_scheduler(optimizer)` is not
+                    self._note_prepared(target, call)
                 continue
             key = dotted(target)
             if key and (creates or looks_like_optimizer(key)) and call.args and not getter:
@@ -214,6 +219,7 @@ class ModuleIndex:
                 self.constructions.setdefault(id(stmt), []).append(key)
             if key and creates and not getter:
                 self.optimizers.add(key)
+                self.built_by[key] = name
                 self._models[key] = models
                 self._params[key] = _listed_tensors(call)
 
@@ -224,6 +230,20 @@ class ModuleIndex:
             if key and source and (source in self.optimizers or looks_like_optimizer(source)):
                 self.optimizers.add(key)
                 self._models.setdefault(key, self._models.get(source, set()))
+
+    def shares_parameters(self) -> bool:
+        """Whether two optimizers built here hold parameters of the same model."""
+        held = [models for models in self._models.values() if models]
+        return any(a & b for i, a in enumerate(held) for b in held[i + 1:])
+
+    def can_zero(self, key: str) -> bool:
+        """Whether ``key.zero_grad()`` exists: not when the file built it with a class that has
+        none; yes when it built it with another optimizer class or calls ``zero_grad`` on it."""
+        if self.built_by.get(key) in NO_ZERO_GRAD:
+            return False
+        # Otherwise a name that reads as an optimizer's (never a scheduler's, scaler's or
+        # EMA's: `looks_like_optimizer` rules those out) is taken at its word.
+        return key in self.optimizers or key in self.zeroed or looks_like_optimizer(key)
 
     def is_optimizer(self, key: str) -> bool:
         """Built by an optimizer constructor in this file, or named like one."""
@@ -318,6 +338,12 @@ def _not_an_optimizer_step(call: cst.Call) -> bool:
         return False
     return not any(looks_like_optimizer(dotted(a) or "") for a in syntax.positional(call))
 
+
+# Calls that hand back their arguments wrapped, position for position.
+_PREPARERS = frozenset({"prepare", "setup", "initialize", "setup_module_and_optimizers"})
+
+# Optimizers without a `zero_grad()`: they keep gradients elsewhere (per autograd context).
+NO_ZERO_GRAD = frozenset({"DistributedOptimizer"})
 
 _DECLARING = frozenset({cst.FunctionDef, cst.ClassDef, cst.Param, cst.Arg, cst.Import, cst.ImportFrom,
                         cst.Global, cst.Nonlocal, cst.ExceptHandler})

@@ -250,12 +250,25 @@ def _fix(analysis, issue):
     """A reset after every step of the cause; none at all when one of them cannot take it."""
     edits = []
     # The reset belongs after the step that applied the old gradients (usually this one).
+    if _closure_step(issue.step):
+        return None  # the reset belongs at the top of the closure, which backward() runs in
     anchors = {id(a.node): a for a in (issue.applied_by or issue.step, *issue.also)}
     for anchor in anchors.values():
         stmt = analysis.statement_of(anchor.node)
-        zero = f"{analysis.optimizer_text(anchor)}.zero_grad()"
+        receiver = analysis.optimizer_text(anchor)
+        if not analysis.index.can_zero("".join(receiver.split())):
+            return None  # no evidence that the receiver has a zero_grad() to call
+        zero = f"{receiver}.zero_grad()"
         inserted = fixes.insert_after(stmt, zero, analysis.text) if stmt else None
         if inserted is None:
             return None
         edits.extend(inserted)
     return tuple(edits)
+
+
+def _closure_step(step) -> bool:
+    """``opt.step(closure)``: LBFGS and friends call the closure, and its backward, inside."""
+    from lint_rules.events import dotted  # needs libcst, which rule modules load lazily
+
+    call = step.node
+    return bool(call.args) and hasattr(call.func, "value") and dotted(call.func.value) == step.target

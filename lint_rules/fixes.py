@@ -61,6 +61,15 @@ def insert_after(anchor: Statement, line: str, text: SourceText) -> tuple[Edit, 
     return (Edit(at, at, f"{prefix}{text.indent_of(text.first_line(anchor))}{line}{text.newline}"),)
 
 
+def insert_before(anchor: Statement, line: str, text: SourceText) -> tuple[Edit, ...] | None:
+    """Insert ``line`` as a new statement right before ``anchor``, at its indentation."""
+    if not owns_lines(anchor, text):
+        return None
+    first = text.first_line(anchor)
+    at = text.line_starts[first - 1]
+    return (Edit(at, at, f"{text.indent_of(first)}{line}{text.newline}"),)
+
+
 def move_after(
     stmt: Statement, anchor: Statement, text: SourceText, *, sole: bool, replacement: str | None = None
 ) -> tuple[Edit, ...] | None:

@@ -281,6 +281,10 @@ def _fix(analysis, issue):
         return None, True
     if analysis.function_of(zero_stmt) is not analysis.function_of(step_stmt):
         return None, True
+    if _inside(analysis, zero_stmt, (cst.Finally, cst.ExceptHandler)):
+        # The reset also clears what a failed iteration left; moving it would let that leak.
+        return None, True
+    step_stmt = _window_end(analysis, step_stmt, zero_stmt)
     replacement = None
     receiver = issue.at.target
     if "<sync>" in issue.conditions and not analysis.index.is_optimizer(receiver):
@@ -289,3 +293,43 @@ def _fix(analysis, issue):
     edits = fixes.move_after(zero_stmt, step_stmt, analysis.text,
                              sole=analysis.is_sole_statement(zero_stmt), replacement=replacement)
     return edits, not issue.loop_carried
+
+
+def _inside(analysis, node, kinds) -> bool:
+    """Whether ``node`` sits in one of ``kinds`` within its own function."""
+    from lint_rules import syntax  # needs libcst, which rule modules load lazily
+
+    current = analysis.index.parents.get(id(node))
+    while current is not None and not isinstance(current, syntax.SCOPES):
+        if isinstance(current, kinds):
+            return True
+        current = analysis.index.parents.get(id(current))
+    return False
+
+def _window_end(analysis, step_stmt, zero_stmt):
+    """Where the moved reset goes: after the step, or after the outermost non-counter guard
+    around it (`if math.isfinite(norm): step()`), so that a skipped step still ends the
+    window with a reset instead of leaving gradients to pile up forever."""
+    import libcst as cst
+
+    from lint_rules import syntax
+
+    around_zero = set()
+    node = analysis.index.parents.get(id(zero_stmt))
+    while node is not None:
+        around_zero.add(id(node))
+        node = analysis.index.parents.get(id(node))
+    anchor = step_stmt
+    node = analysis.index.parents.get(id(step_stmt))
+    while node is not None and not isinstance(node, syntax.SCOPES) and id(node) not in around_zero:
+        if isinstance(node, (cst.For, cst.While, cst.With)):
+            break
+        if isinstance(node, cst.If):
+            counter = syntax.has_modulo(node.test) or not analysis.index.counter_flags().isdisjoint(
+                syntax.names_in(node.test))
+            if counter:
+                break
+            anchor = node
+        node = analysis.index.parents.get(id(node))
+    return anchor
+

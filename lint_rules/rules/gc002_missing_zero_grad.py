@@ -231,10 +231,11 @@ class MissingZeroGrad(Rule):
             step = issue.step
             name = analysis.optimizer_text(step)
             bw = issue.backwards[0]
+            where = "at the top of the closure" if _closure_step(step) else "after the step"
             message = (
                 f"`{short(step.text)}` (line {step.line}) applies stale gradients: `{short(bw.text)}` "
                 f"(line {bw.line}) adds to gradients that an earlier step already applied, and "
-                f"nothing resets `{name}` in between; call `{name}.zero_grad()` after the step."
+                f"nothing resets `{name}` in between; call `{name}.zero_grad()` {where}."
             )
             if issue.also:
                 lines = " and ".join(str(other.line) for other in issue.also)
@@ -251,7 +252,7 @@ def _fix(analysis, issue):
     edits = []
     # The reset belongs after the step that applied the old gradients (usually this one).
     if _closure_step(issue.step):
-        return None  # the reset belongs at the top of the closure, which backward() runs in
+        return _closure_fix(analysis, issue)
     anchors = {id(a.node): a for a in (issue.applied_by or issue.step, *issue.also)}
     for anchor in anchors.values():
         stmt = analysis.statement_of(anchor.node)
@@ -272,3 +273,38 @@ def _closure_step(step) -> bool:
 
     call = step.node
     return bool(call.args) and hasattr(call.func, "value") and dotted(call.func.value) == step.target
+
+
+def _closure_fix(analysis, issue):
+    """``opt.step(closure)`` calls the closure (LBFGS: several times per step), so the reset
+    goes first in the closure's body, as in torch's documentation; none for a lambda."""
+    import libcst as cst
+
+    from lint_rules import syntax
+
+    call = issue.step.node
+    closure = call.args[0].value
+    if not isinstance(closure, cst.Name):
+        return None
+    scope = analysis.function_of(call)
+    defs = [n for n in syntax.walk(scope if scope is not None else analysis.tree)
+            if isinstance(n, cst.FunctionDef) and n.name.value == closure.value]
+    if len(defs) != 1:
+        return None
+    body = syntax.body_of(defs[0])
+    first = body[0] if body else None
+    if isinstance(first, cst.SimpleStatementLine):
+        first = first.body[0]
+    if _is_docstring(first) and len(body) > 1:
+        first = body[1].body[0] if isinstance(body[1], cst.SimpleStatementLine) else body[1]
+    receiver = analysis.optimizer_text(issue.step)
+    if first is None or not analysis.index.can_zero("".join(receiver.split())):
+        return None
+    return fixes.insert_before(first, f"{receiver}.zero_grad()", analysis.text)
+
+
+def _is_docstring(stmt) -> bool:
+    import libcst as cst
+
+    return isinstance(stmt, cst.Expr) and isinstance(stmt.value, (cst.SimpleString,
+                                                                  cst.ConcatenatedString))

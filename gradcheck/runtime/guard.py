@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gradcheck.runtime import adapter
+from gradcheck.runtime.findings import GuardFinding, user_location
 
 ACTIONS = ("raise", "warn")
 
@@ -54,9 +55,11 @@ class GradGuard:
     optimizer's class). Leaving the ``with`` block, or ``remove()``, takes every hook off.
     """
 
-    def __init__(self, optimizer: Any, accumulation_steps: int, action: str, name: str) -> None:
+    def __init__(
+        self, optimizer: Any, accumulation_steps: int | None, action: str, name: str
+    ) -> None:
         object.__setattr__(self, "_optimizer", optimizer)
-        object.__setattr__(self, "_state", _GuardState(optimizer, accumulation_steps, action, name))
+        object.__setattr__(self, "_state", GuardState(optimizer, accumulation_steps, action, name))
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # lets isinstance(opt, torch.optim.Optimizer) hold
@@ -65,6 +68,11 @@ class GradGuard:
     @property
     def findings(self) -> list[str]:
         """Every message issued so far (also kept with ``action="warn"``)."""
+        return [finding.message for finding in self._state.findings]
+
+    @property
+    def problems(self) -> list[GuardFinding]:
+        """Every finding so far, with its kind, the offending call and its line in your code."""
         return self._state.findings
 
     def remove(self) -> None:
@@ -90,11 +98,17 @@ class GradGuard:
 
 
 def guard(
-    optimizer: Any, *, accumulation_steps: int = 1, action: str = "raise", name: str | None = None
+    optimizer: Any,
+    *,
+    accumulation_steps: int | None = 1,
+    action: str = "raise",
+    name: str | None = None,
 ) -> GradGuard:
     """Watch ``optimizer`` for steps on wiped or stale gradients and for discarded accumulation.
 
     Use it as ``with guard(opt): ...`` or keep the returned stand-in: ``opt = guard(opt)``.
+    ``accumulation_steps=None`` means "not known": a step is then stale only when its gradients
+    hold passes an earlier ``step()`` already applied, and discards are not judged.
 
     >>> import gradcheck.ref as torch
     >>> model = torch.nn.Linear(2, 1)
@@ -108,19 +122,41 @@ def guard(
         raise TypeError("this optimizer is already guarded; call guard() once per optimizer")
     if action not in ACTIONS:
         raise ValueError(f"action must be one of {ACTIONS}, got {action!r}")
-    if not isinstance(accumulation_steps, int) or accumulation_steps < 1:
-        raise ValueError(f"accumulation_steps must be a positive int, got {accumulation_steps!r}")
+    check_accumulation_steps(accumulation_steps)
     return GradGuard(optimizer, accumulation_steps, action, name or type(optimizer).__name__)
 
 
-class _GuardState:
-    """The counters and hooks behind one ``GradGuard``."""
+def check_accumulation_steps(k: Any) -> None:
+    """Raise a clear error unless ``k`` is a positive int or None (unknown)."""
+    if k is not None and (not isinstance(k, int) or isinstance(k, bool) or k < 1):
+        raise ValueError(
+            f"accumulation_steps must be a positive int (or None when unknown), got {k!r}"
+        )
 
-    def __init__(self, optimizer: Any, k: int, action: str, name: str) -> None:
+
+class GuardState:
+    """The counters and hooks behind one ``GradGuard`` (and each optimizer of a session).
+
+    ``sink``, when set, receives every finding instead of ``action`` (the session tallies them);
+    ``k_fallback`` supplies ``accumulation_steps`` at step time while ``k`` is None.
+    """
+
+    def __init__(
+        self,
+        optimizer: Any,
+        k: int | None,
+        action: str,
+        name: str,
+        sink: Callable[[GuardFinding], None] | None = None,
+    ) -> None:
         self.optimizer = optimizer
         self.k = k
+        self.k_fallback: Callable[[], int | None] | None = None
         self.action = action
         self.name = name
+        self.sink = sink
+        self.reset_at: tuple[str, str] | None = None  # (call, line) of a reset that dropped passes
+        self.noted_reset: tuple[str, str] | None = None  # a reset seen outside the optimizer
         self.params = adapter.optimizer_parameters(optimizer)
         self.passes = [0] * len(self.params)  # since the last reset
         self.window = [0] * len(self.params)  # since the last reset or step()
@@ -128,10 +164,13 @@ class _GuardState:
         self.dropped_by = ""
         self.versions: list[int | None] = [None] * len(self.params)
         self.by_size = sorted(range(len(self.params)), key=lambda i: _numel(self.params[i]))
-        self.findings: list[str] = []
+        self.findings: list[GuardFinding] = []
         self.in_closure_step = False
+        self.evaluations = 0  # closure evaluations begun in this step(closure)
         self.evaluation_started = False  # the closure began a new evaluation, no pass yet
         self.closure_stale = False
+        self.closure_backward = False  # a backward pass ran inside this step(closure)
+        self.passes_at_step: list[int] = []
         self.handles = [p.register_hook(self._hook(i)) for i, p in enumerate(self.params)]
         self.handles += adapter.add_step_hooks(optimizer, self._before_step, self._after_step)
         self.original_zero_grad = optimizer.__dict__.get("zero_grad")
@@ -151,11 +190,15 @@ class _GuardState:
             old = param.grad
             version = getattr(old, "_version", None)
             if old is None or (version != versions[index] and adapter.is_all_zero(old)):
+                if window[index] and not self.in_closure_step:
+                    self.reset_at = self.noted_reset or ("backward()", user_location())
                 self._drop(index, "a gradient reset outside the optimizer")
                 passes[index] = 0
-            if self.evaluation_started:  # the first pass of a closure evaluation
-                self.evaluation_started = False
-                self.closure_stale = self.closure_stale or passes[index] > 0
+            if self.in_closure_step:
+                self.closure_backward = True
+                if self.evaluation_started:  # the first pass of a closure evaluation
+                    self.evaluation_started = False
+                    self.closure_stale = self.closure_stale or self._stale_evaluation(index)
             passes[index] += 1
             window[index] += 1
             # NOTE: torch accumulates in place, adding exactly one to the version counter; any
@@ -165,7 +208,28 @@ class _GuardState:
 
         return count
 
+    def _stale_evaluation(self, index: int) -> bool:
+        """The closure's first pass lands on gradients it should have reset."""
+        passes, k = self.passes[index], self._k()
+        return (
+            passes > self.window[index]  # left from before the previous step()
+            or (k is not None and passes >= k)
+            or (self.evaluations > 1 and passes > self.passes_at_step[index])
+        )
+
+    def _k(self) -> int | None:
+        if self.k is None and self.k_fallback is not None:
+            return self.k_fallback()
+        return self.k
+
+    def note_reset(self, call: str, location: str) -> None:
+        """A reset outside the optimizer (``model.zero_grad()``) that the hooks will see later."""
+        if any(self.window):
+            self.noted_reset = (call, location)
+
     def _on_reset(self, how: str) -> None:
+        if any(self.window):
+            self.reset_at = ("zero_grad()", user_location())
         for i in range(len(self.passes)):
             self._drop(i, how)
             self.passes[i] = 0
@@ -186,12 +250,14 @@ class _GuardState:
         else:
             self._judge_step()
             return None
-        self.in_closure_step, self.closure_stale = True, False  # judged afterwards
-        return args, kwargs
+        self.in_closure_step, self.closure_stale, self.closure_backward = True, False, False
+        self.evaluations, self.passes_at_step = 0, list(self.passes)
+        return args, kwargs  # judged afterwards
 
     def _watch_closure(self, closure: Callable[[], Any]) -> Callable[[], Any]:
         def evaluation(*args: Any, **kwargs: Any) -> Any:
             self.evaluation_started = True
+            self.evaluations += 1
             return closure(*args, **kwargs)
 
         return evaluation
@@ -202,42 +268,50 @@ class _GuardState:
             self._judge_closure_step()
         for i in range(len(self.window)):
             self.window[i] = self.dropped[i] = 0
+        self.reset_at = self.noted_reset = None
 
     def _judge_closure_step(self) -> None:
         if self.closure_stale:
-            self._issue(
+            self._issue("stale_gradients", None, (
                 f"{self.name}.step(closure) evaluated a closure whose backward() added to "
                 "gradients left from before that evaluation: the update includes stale "
                 "gradients. Call optimizer.zero_grad() at the top of the closure."
-            )
-        elif max(self.passes, default=0) == 0:
-            self._judge_step()
+            ))
+        elif not self.closure_backward or max(self.passes, default=0) == 0:
+            self._judge_step()  # the closure ran no backward (Lightning's manual optimization)
+        else:
+            self._judge_window()
 
     def _judge_step(self) -> None:
-        passes = max(self.passes, default=0)
+        passes, k = max(self.passes, default=0), self._k()
         if passes == 0:
-            self._issue(
+            self._issue("wiped_gradients", self.reset_at, (
                 f"{self.name}.step() ran with no backward() since the last zero_grad() "
                 "(0 backward passes), so it updates with wiped or missing gradients. Move "
                 "zero_grad() so it runs before loss.backward() (or after step()), never between "
                 "backward() and step()."
-            )
-        elif passes > self.k:
-            self._issue(
+            ))
+        elif self._holds_applied_passes() or (k is not None and passes > k):
+            limit = f"accumulation_steps={k}" if k is not None else "an earlier step()"
+            self._issue("stale_gradients", None, (
                 f"{self.name}.step() ran on gradients accumulated over {passes} backward passes "
-                f"since the last zero_grad(), but accumulation_steps={self.k}: the update "
+                f"since the last zero_grad(), beyond {limit}: the update "
                 "includes stale gradients of earlier batches. Call zero_grad() once per update, "
                 "right after step()."
-            )
+            ))
         elif self._wiped_behind_the_optimizer():
-            self._issue(
+            self._issue("wiped_gradients", self.noted_reset, (
                 f"{self.name}.step() found every gradient None or zero although {passes} "
                 "backward pass(es) ran: something reset them behind the optimizer (e.g. "
                 "model.zero_grad() or p.grad = None) between backward() and step(). Move that "
                 "reset before backward() or after step()."
-            )
+            ))
         else:
             self._judge_window()
+
+    def _holds_applied_passes(self) -> bool:
+        """Some gradient still holds passes that an earlier ``step()`` already applied."""
+        return any(p > w for p, w in zip(self.passes, self.window))
 
     def _wiped_behind_the_optimizer(self) -> bool:
         """All gradients None or zero. Cheap in the usual case: one version-counter read."""
@@ -252,18 +326,23 @@ class _GuardState:
 
     def _judge_window(self) -> None:
         """A step on fewer than ``k`` passes, after a reset threw passes away, lost them."""
-        dropped, kept = max(self.dropped, default=0), max(self.window, default=0)
-        if self.k > 1 and dropped and kept < self.k:
-            self._issue(
+        dropped, kept, k = max(self.dropped, default=0), max(self.window, default=0), self._k()
+        if k is not None and k > 1 and dropped and kept < k:
+            self._issue("discarded_accumulation", self.reset_at, (
                 f"{self.dropped_by} on {self.name} discarded gradients of {dropped} backward "
                 f"pass(es) that no step() used, and step() then ran on {kept} of "
-                f"accumulation_steps={self.k}: the accumulation is broken. Call zero_grad() "
+                f"accumulation_steps={k}: the accumulation is broken. Call zero_grad() "
                 "only after step()."
-            )
+            ))
 
-    def _issue(self, message: str) -> None:
-        self.findings.append(message)
-        if self.action == "raise":
+    def _issue(self, kind: str, where: tuple[str, str] | None, message: str) -> None:
+        """Report at ``where`` (the offending call and its line), else at this ``step()``."""
+        call, location = where or ("step()", user_location())
+        finding = GuardFinding(kind, self.name, call, location, message)
+        self.findings.append(finding)
+        if self.sink is not None:
+            self.sink(finding)
+        elif self.action == "raise":
             raise GradGuardError(message)
         warnings.warn(GradGuardWarning(message), stacklevel=4)
 

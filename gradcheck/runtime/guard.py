@@ -342,7 +342,8 @@ class GuardState:
         self.findings.append(finding)
         if self.sink is not None:
             self.sink(finding)
-        elif self.action == "raise":
+            return
+        if self.action == "raise":
             raise GradGuardError(message)
         warnings.warn(GradGuardWarning(message), stacklevel=4)
 

@@ -1,0 +1,60 @@
+"""``GRADCHECK_GUARD=1``: guard every optimizer of a program started any way at all.
+
+Three ways in, all calling ``start_from_environment()`` at interpreter start-up:
+
+- ``gradcheck-guard.pth``, installed into site-packages with the package (a wheel install);
+- ``gradcheck run`` puts ``autostart_path/`` (holding a ``sitecustomize``) on ``PYTHONPATH``,
+  so processes the script spawns (``torch.multiprocessing.spawn``, ``torchrun`` workers) are
+  guarded in an editable install too;
+- calling it yourself.
+
+Unset, the cost is one environment lookup. ``GRADCHECK_ACTION`` (``warn`` or ``raise``) and
+``GRADCHECK_ACCUMULATION_STEPS`` carry ``gradcheck run``'s options to those processes.
+
+>>> start_from_environment({}) is None
+True
+"""
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+
+from gradcheck import exitcodes
+
+ENABLE = "GRADCHECK_GUARD"
+ACTION = "GRADCHECK_ACTION"
+ACCUMULATION_STEPS = "GRADCHECK_ACCUMULATION_STEPS"
+PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "autostart_path")
+
+
+def start_from_environment(environ: Mapping[str, str] = os.environ):  # noqa: ANN201
+    """Install a guard session when ``GRADCHECK_GUARD`` is set to anything but ``0``."""
+    if environ.get(ENABLE, "0") in ("", "0"):
+        return None
+    from gradcheck.runtime import session
+
+    if session.active() is not None:
+        return session.active()
+    steps, action = environ.get(ACCUMULATION_STEPS, ""), environ.get(ACTION, "warn")
+    if steps and not steps.isdigit() or steps == "0":
+        _refuse(f"{ACCUMULATION_STEPS} must be a positive integer, got {steps!r}")
+    if action not in ("warn", "raise"):
+        _refuse(f"{ACTION} must be 'warn' or 'raise', got {action!r}")
+    return session.GuardSession(int(steps) if steps else None, action).install()
+
+
+def environment_for_children(accumulation_steps: int | None, action: str) -> dict[str, str]:
+    """The variables that make processes started by a guarded program guarded too."""
+    path = os.environ.get("PYTHONPATH", "")
+    return {
+        ENABLE: "1",
+        ACTION: action,
+        ACCUMULATION_STEPS: str(accumulation_steps or ""),
+        "PYTHONPATH": PATH + (os.pathsep + path if path else ""),
+    }
+
+
+def _refuse(message: str) -> None:
+    print(f"gradcheck: {message}; unset {ENABLE} or fix the value", file=sys.stderr)
+    raise SystemExit(exitcodes.ERROR)

@@ -89,10 +89,14 @@ class GuardSession:
             raise RuntimeError("a guard session is already installed in this process")
         _active = self
         after_import("torch.optim.optimizer", self._patch_optimizer_class)
-        after_import("torch.nn.modules.module", self._patch_module_zero_grad)
+        self.see_module_resets()
         after_import("torch.distributed.distributed_c10d", self._patch_destroy_process_group)
         atexit.register(self.finish)
         return self
+
+    def see_module_resets(self) -> None:
+        """Give ``model.zero_grad()`` calls inside a window their own line in the report."""
+        after_import("torch.nn.modules.module", self._patch_module_zero_grad)
 
     def finish(self) -> str:
         """Remove every hook, gather the ranks' findings and print the report (on rank 0)."""

@@ -25,6 +25,7 @@ from gradcheck import exitcodes
 ENABLE = "GRADCHECK_GUARD"
 ACTION = "GRADCHECK_ACTION"
 ACCUMULATION_STEPS = "GRADCHECK_ACCUMULATION_STEPS"
+FOUND_FILE = "GRADCHECK_FOUND_FILE"  # any process that reports a problem appends to it
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "autostart_path")
 
 
@@ -44,15 +45,26 @@ def start_from_environment(environ: Mapping[str, str] = os.environ):  # noqa: AN
     return session.GuardSession(int(steps) if steps else None, action).install()
 
 
-def environment_for_children(accumulation_steps: int | None, action: str) -> dict[str, str]:
+def environment_for_children(
+    accumulation_steps: int | None, action: str, found_file: str
+) -> dict[str, str]:
     """The variables that make processes started by a guarded program guarded too."""
     path = os.environ.get("PYTHONPATH", "")
     return {
         ENABLE: "1",
         ACTION: action,
         ACCUMULATION_STEPS: str(accumulation_steps or ""),
+        FOUND_FILE: found_file,
         "PYTHONPATH": PATH + (os.pathsep + path if path else ""),
     }
+
+
+def note_found(report: str) -> None:
+    """Tell the ``gradcheck run`` that started this process that a problem was reported."""
+    path = os.environ.get(FOUND_FILE)
+    if path and report:
+        with open(path, "a", encoding="utf-8") as found:
+            found.write(f"{os.getpid()}\n")
 
 
 def _refuse(message: str) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import numpy as np
+
 from gradcheck.runtime.findings import Tally
 
 
@@ -46,3 +48,22 @@ def gather_tally(tally: Tally, collective: bool = True) -> Tally | None:
     for each in gathered:
         merged.merge(each)
     return merged
+
+
+def averages_gradients(model: Any) -> bool:
+    """``model`` is a ``DistributedDataParallel`` in a job of more than one process."""
+    parallel = sys.modules.get("torch.nn.parallel")
+    return rank() is not None and parallel is not None and isinstance(
+        model, parallel.DistributedDataParallel
+    )
+
+
+def mean_over_ranks(arrays: list[np.ndarray]) -> list[np.ndarray]:
+    """The element-wise mean of each array over all ranks (a collective: every rank calls it)."""
+    import torch  # only reached inside a torch.distributed job
+
+    flat = torch.from_numpy(np.concatenate([a.ravel() for a in arrays]).astype(np.float64))
+    sys.modules["torch.distributed"].all_reduce(flat)
+    flat /= sys.modules["torch.distributed"].get_world_size()
+    sizes = np.cumsum([a.size for a in arrays])[:-1]
+    return [part.reshape(a.shape) for part, a in zip(np.split(flat.numpy(), sizes), arrays)]

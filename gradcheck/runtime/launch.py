@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import runpy
 import sys
+import tempfile
 from collections.abc import Sequence
 
 from gradcheck import exitcodes
@@ -41,7 +42,11 @@ def run_script(
         raise FileNotFoundError(f"no script at {path!r}; pass the path of a Python file")
     session = GuardSession(accumulation_steps, action).install()
     saved_argv, saved_path0 = sys.argv[:], sys.path[0]
-    os.environ.update(environment_for_children(accumulation_steps, action))
+    descriptor, found_file = tempfile.mkstemp(prefix="gradcheck-found-")
+    os.close(descriptor)
+    children = environment_for_children(accumulation_steps, action, found_file)
+    saved_environ = {name: os.environ.get(name) for name in children}
+    os.environ.update(children)
     sys.argv = [path, *args]
     sys.path[0] = os.path.dirname(os.path.abspath(path))
     status = exitcodes.CLEAN
@@ -53,7 +58,10 @@ def run_script(
         status = exitcodes.FINDINGS  # --action raise: the report below says where
     finally:
         sys.argv, sys.path[0] = saved_argv, saved_path0
-        found = session.finish()
+        _restore(saved_environ)
+        session.finish()
+        found = os.path.getsize(found_file) > 0  # by this process or any it started
+        os.remove(found_file)
     if status == exitcodes.CLEAN and (found or len(session.tally)):
         status = exitcodes.FINDINGS
     return status
@@ -66,3 +74,11 @@ def _exit_status(code: object) -> int:
         return code
     print(code, file=sys.stderr)
     return exitcodes.FINDINGS
+
+
+def _restore(saved: dict[str, str | None]) -> None:
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value

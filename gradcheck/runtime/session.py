@@ -23,7 +23,7 @@ import sys
 import warnings
 from typing import Any, TextIO
 
-from gradcheck.runtime import distributed
+from gradcheck.runtime import autostart, distributed
 from gradcheck.runtime.findings import GuardFinding, Tally, user_location
 from gradcheck.runtime.guard import (
     ACTIONS,
@@ -114,6 +114,7 @@ class GuardSession:
         report = tally.render() if tally is not None else ""
         if report:
             print(report, file=self.stream or sys.stderr, flush=True)
+            autostart.note_found(report)
         return report
 
     def _record(self, finding: GuardFinding) -> None:

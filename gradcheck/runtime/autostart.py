@@ -39,9 +39,11 @@ def start_from_environment(environ: Mapping[str, str] = os.environ):  # noqa: AN
         return session.active()
     steps, action = environ.get(ACCUMULATION_STEPS, ""), environ.get(ACTION, "warn")
     if steps and not steps.isdigit() or steps == "0":
-        _refuse(f"{ACCUMULATION_STEPS} must be a positive integer, got {steps!r}")
+        raise ValueError(f"{ACCUMULATION_STEPS} must be a positive integer, got {steps!r}; "
+                         f"unset {ENABLE} or fix the value")
     if action not in ("warn", "raise"):
-        _refuse(f"{ACTION} must be 'warn' or 'raise', got {action!r}")
+        raise ValueError(f"{ACTION} must be 'warn' or 'raise', got {action!r}; "
+                         f"unset {ENABLE} or fix the value")
     return session.GuardSession(int(steps) if steps else None, action).install()
 
 
@@ -67,6 +69,10 @@ def note_found(report: str) -> None:
             found.write(f"{os.getpid()}\n")
 
 
-def _refuse(message: str) -> None:
-    print(f"gradcheck: {message}; unset {ENABLE} or fix the value", file=sys.stderr)
-    raise SystemExit(exitcodes.ERROR)
+def start_at_interpreter_start() -> None:
+    """The .pth and sitecustomize entry: a bad value ends the process with a clear message."""
+    try:
+        start_from_environment()
+    except ValueError as exc:
+        print(f"gradcheck: {exc}", file=sys.stderr, flush=True)
+        os._exit(exitcodes.ERROR)  # NOTE: raising here would end in a fatal error inside site

@@ -58,8 +58,11 @@ class GradGuard:
     def __init__(
         self, optimizer: Any, accumulation_steps: int | None, action: str, name: str
     ) -> None:
+        from gradcheck.integrations.frameworks import unwrap_optimizer  # accelerate's wrapper
+
+        state = GuardState(unwrap_optimizer(optimizer), accumulation_steps, action, name)
         object.__setattr__(self, "_optimizer", optimizer)
-        object.__setattr__(self, "_state", GuardState(optimizer, accumulation_steps, action, name))
+        object.__setattr__(self, "_state", state)
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # lets isinstance(opt, torch.optim.Optimizer) hold

@@ -27,6 +27,9 @@ def marker_line(kind):
 
 
 def test_gradcheck_run_prints_one_report_with_ranks_for_a_two_process_job():
+    """The ranks are processes that ``torch.multiprocessing.spawn`` starts afresh: they are
+    guarded through ``GRADCHECK_GUARD`` and the ``sitecustomize`` on ``PYTHONPATH``, as a
+    launcher's workers would be."""
     phases = "none,no-zero-grad,zero-between,zero-in-window"
     run = subprocess.run(
         [sys.executable, "-m", "gradcheck", "run", "--accumulation-steps", "4", str(SCRIPT),

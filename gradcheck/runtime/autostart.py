@@ -19,8 +19,12 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from gradcheck import exitcodes
+
+if TYPE_CHECKING:
+    from gradcheck.runtime.session import GuardSession
 
 ENABLE = "GRADCHECK_GUARD"
 ACTION = "GRADCHECK_ACTION"
@@ -29,7 +33,7 @@ FOUND_FILE = "GRADCHECK_FOUND_FILE"  # any process that reports a problem append
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "autostart_path")
 
 
-def start_from_environment(environ: Mapping[str, str] = os.environ):  # noqa: ANN201
+def start_from_environment(environ: Mapping[str, str] = os.environ) -> GuardSession | None:
     """Install a guard session when ``GRADCHECK_GUARD`` is set to anything but ``0``."""
     if environ.get(ENABLE, "0") in ("", "0"):
         return None

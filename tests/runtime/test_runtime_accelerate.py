@@ -2,13 +2,15 @@
 bugs are caught, by ``guard`` and by a ``gradcheck run`` session that reads ``k`` from accelerate."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 torch = pytest.importorskip("torch")
 accelerate = pytest.importorskip("accelerate")
 
-from gradcheck.runtime import GradGuardError, guard  # noqa: E402
-from gradcheck.runtime.session import GuardSession  # noqa: E402
+from gradcheck.runtime import GradGuardError, guard
+from gradcheck.runtime.session import GuardSession
 
 
 @pytest.fixture
@@ -64,7 +66,7 @@ def test_a_session_reads_gradient_accumulation_steps_from_accelerate(accelerator
     finally:
         session.finish()
     (finding, count, _), = session.tally.counts.values()
-    lines = open(__file__, encoding="utf-8").read().splitlines()
+    lines = Path(__file__).read_text(encoding="utf-8").splitlines()
     line = next(i for i, text in enumerate(lines, 1) if "marker: discarded" in text)
     assert (finding.kind, finding.call, count) == ("discarded_accumulation", "zero_grad()", 2)
     assert finding.location == f"tests/runtime/test_runtime_accelerate.py:{line}"

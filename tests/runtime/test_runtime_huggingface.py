@@ -3,6 +3,7 @@ caught at their lines, the Trainer's own ``gradient_accumulation_steps`` silent.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -10,9 +11,9 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("accelerate")
 
-from gradcheck.integrations.huggingface import GradcheckTrainerCallback  # noqa: E402
-from gradcheck.runtime import GradGuardError  # noqa: E402
-from gradcheck.runtime.session import GuardSession  # noqa: E402
+from gradcheck.integrations.huggingface import GradcheckTrainerCallback
+from gradcheck.runtime import GradGuardError
+from gradcheck.runtime.session import GuardSession
 
 
 class TinyRegressor(torch.nn.Module):
@@ -54,7 +55,7 @@ def train(tmp_path, callbacks=(), accumulate=1, steps=4):
 
 
 def marker_line(name):
-    lines = open(__file__, encoding="utf-8").read().splitlines()
+    lines = Path(__file__).read_text(encoding="utf-8").splitlines()
     return next(i for i, line in enumerate(lines, 1) if f"marker: {name}" in line)
 
 

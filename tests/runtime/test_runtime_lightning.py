@@ -3,15 +3,16 @@ own accumulation silent, in automatic and manual optimization."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch")
 pl = pytest.importorskip("lightning.pytorch")
 
-from gradcheck.integrations.lightning import GradcheckCallback  # noqa: E402
-from gradcheck.runtime import GradGuardError  # noqa: E402
-from gradcheck.runtime.session import GuardSession  # noqa: E402
+from gradcheck.integrations.lightning import GradcheckCallback
+from gradcheck.runtime import GradGuardError
+from gradcheck.runtime.session import GuardSession
 
 
 class Regression(pl.LightningModule):
@@ -68,7 +69,7 @@ def fit(module, callbacks=(), accumulate=1, steps=4):
 
 
 def marker_line(name):
-    lines = open(__file__, encoding="utf-8").read().splitlines()
+    lines = Path(__file__).read_text(encoding="utf-8").splitlines()
     return next(i for i, line in enumerate(lines, 1) if f"marker: {name}" in line)
 
 

@@ -11,6 +11,6 @@ _spec = importlib.machinery.PathFinder.find_spec("sitecustomize", _rest)
 if _spec is not None and _spec.loader is not None:
     _spec.loader.exec_module(importlib.util.module_from_spec(_spec))
 
-from gradcheck.runtime.autostart import start_at_interpreter_start  # noqa: E402
+from gradcheck.runtime.autostart import start_at_interpreter_start
 
 start_at_interpreter_start()

@@ -20,7 +20,8 @@ _LIGHTNING_MODULES = ("lightning.pytorch.core.module", "pytorch_lightning.core.m
 def unwrap_optimizer(optimizer: Any) -> Any:
     """The torch optimizer inside a framework's wrapper (accelerate's, Lightning's)."""
     for _ in range(8):  # wrappers nest a few levels at most
-        inner = vars(optimizer).get("optimizer", vars(optimizer).get("_optimizer"))
+        attributes = getattr(optimizer, "__dict__", {})
+        inner = attributes.get("optimizer", attributes.get("_optimizer"))
         if inner is None or inner is optimizer or not hasattr(inner, "param_groups"):
             return optimizer
         optimizer = inner

@@ -65,10 +65,10 @@ def environment_for_children(
     }
 
 
-def note_found(report: str) -> None:
-    """Tell the ``gradcheck run`` that started this process that a problem was reported."""
+def note_found(problems: int) -> None:
+    """Tell the ``gradcheck run`` that started this process that it reported problems."""
     path = os.environ.get(FOUND_FILE)
-    if path and report:
+    if path and problems:
         with open(path, "a", encoding="utf-8") as found:
             found.write(f"{os.getpid()}\n")
 

@@ -61,6 +61,7 @@ class GuardState:
         self.versions: list[int | None] = [None] * len(self.params)
         self.by_size = sorted(range(len(self.params)), key=lambda i: _numel(self.params[i]))
         self.findings: list[GuardFinding] = []
+        self.undecided: dict[tuple[str, str], int] = {}  # (call, line) -> steps not judged
         self.in_closure_step = False
         self.evaluations = 0  # closure evaluations begun in this step(closure)
         self.evaluation_started = False  # the closure began a new evaluation, no pass yet
@@ -222,7 +223,11 @@ class GuardState:
 
     def _judge_window(self, k: int | None) -> None:
         """A step on fewer than ``k`` passes, after a reset threw passes away, lost them."""
-        if k is None or k == 1:
+        if k is None:  # cannot judge: remember it, so the report can say so
+            if self.reset_at is not None and max(self.dropped, default=0):
+                self.undecided[self.reset_at] = self.undecided.get(self.reset_at, 0) + 1
+            return
+        if k == 1:
             return
         dropped, kept = max(self.dropped, default=0), max(self.window, default=0)
         if dropped and kept < k:

@@ -49,6 +49,7 @@ class Tally:
 
     def __init__(self) -> None:
         self.counts: dict[tuple, list] = {}  # key -> [first finding, count, ranks]
+        self.undecided: dict[tuple, list] = {}  # (optimizer, call, line) -> [count, ranks]
 
     def add(self, finding: GuardFinding, count: int = 1) -> None:
         key = (finding.kind, finding.optimizer, finding.call, finding.location)
@@ -57,20 +58,40 @@ class Tally:
         if finding.rank is not None:
             entry[2].add(finding.rank)
 
+    def add_undecided(self, optimizer: str, call: str, location: str, count: int,
+                      rank: int | None) -> None:
+        """Steps after a reset dropped passes, not judged because ``k`` is unknown."""
+        entry = self.undecided.setdefault((optimizer, call, location), [0, set()])
+        entry[0] += count
+        if rank is not None:
+            entry[1].add(rank)
+
     def merge(self, other: Tally) -> None:
         """Add another tally's counts (e.g. gathered from another rank)."""
         for key, (finding, count, ranks) in other.counts.items():
             entry = self.counts.setdefault(key, [finding, 0, set()])
             entry[1] += count
             entry[2] |= ranks
+        for key, (count, ranks) in other.undecided.items():
+            entry = self.undecided.setdefault(key, [0, set()])
+            entry[0] += count
+            entry[1] |= ranks
 
     def __len__(self) -> int:
         return len(self.counts)
 
     def render(self) -> str:
         """One line per call site; empty when nothing was found."""
-        if not self.counts:
-            return ""
+        lines = self._render_problems() if self.counts else []
+        if self.undecided:
+            lines.append("gradcheck: not judged, because accumulation_steps is unknown (pass "
+                         "--accumulation-steps K, or accumulation_steps=K):")
+        for (optimizer, call, location), (count, ranks) in self.undecided.items():
+            lines.append(f"  {location}: {call} on {optimizer}{_ranks(ranks)} dropped backward "
+                         f"passes that no step() used, before {count} step(s)")
+        return "\n".join(lines)
+
+    def _render_problems(self) -> list[str]:
         noun = "problem" if len(self.counts) == 1 else "problems"
         lines = [f"gradcheck: {len(self.counts)} {noun} found by the optimizer guard"]
         for finding, count, ranks in self.counts.values():
@@ -80,7 +101,7 @@ class Tally:
                 f"  {finding.location}: {finding.kind} in {finding.optimizer} at "
                 f"{finding.call}{where}, {times}: {finding.message}"
             )
-        return "\n".join(lines)
+        return lines
 
 
 def _ranks(ranks: set[int]) -> str:

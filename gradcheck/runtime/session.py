@@ -106,15 +106,18 @@ class GuardSession:
         self.finished = True
         if _active is self:
             _active = None
+        rank = distributed.rank()
         for state in self.states.values():
             state.remove()
+            for (call, location), count in state.undecided.items():
+                self.tally.add_undecided(state.name, call, location, count, rank)
         for undo in reversed(self._undo):
             undo()
         tally = distributed.gather_tally(self.tally, collective=self.action == "warn")
         report = tally.render() if tally is not None else ""
         if report:
             print(report, file=self.stream or sys.stderr, flush=True)
-            autostart.note_found(report)
+            autostart.note_found(len(tally))
         return report
 
     def _record(self, finding: GuardFinding) -> None:

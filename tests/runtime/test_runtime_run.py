@@ -59,6 +59,15 @@ def test_correct_scripts_run_silent(stem, k, capsys):
     assert (status, err) == (0, "")
 
 
+def test_a_discard_with_unknown_accumulation_steps_is_said_to_be_unjudged(capsys):
+    status, err = run("bug_zero_grad_every_micro_batch", capsys)
+    line, _ = marked_line(MNIST / "bug_zero_grad_every_micro_batch.py")
+    assert status == 0  # nothing was found; the report says what could not be judged
+    assert err.startswith("gradcheck: not judged, because accumulation_steps is unknown")
+    assert f"bug_zero_grad_every_micro_batch.py:{line}: zero_grad() on Adadelta" in err
+    assert "before 1 step(s)" in err
+
+
 def test_the_wrong_accumulation_steps_makes_a_correct_script_stale(capsys):
     status, err = run("correct_accumulation", capsys, accumulation_steps=2)
     assert status == 1 and "stale_gradients" in err and "beyond accumulation_steps=2" in err

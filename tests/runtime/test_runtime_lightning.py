@@ -3,6 +3,7 @@ own accumulation silent, in automatic and manual optimization."""
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ torch = pytest.importorskip("torch")
 pl = pytest.importorskip("lightning.pytorch")
 
 from gradcheck.integrations.lightning import GradcheckCallback
-from gradcheck.runtime import GradGuardError
+from gradcheck.runtime import GradGuardError, GradGuardWarning
 from gradcheck.runtime.session import GuardSession
 
 
@@ -104,7 +105,10 @@ def test_a_callback_zeroing_every_micro_batch_is_reported_at_its_line(capsys):
 ])
 def test_manual_optimization(manual, kind):
     callback = GradcheckCallback(action="warn")
-    fit(Regression(manual=manual), [callback])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit(Regression(manual=manual), [callback])
+    assert any(w.category is GradGuardWarning for w in caught) is (kind is not None)
     if kind is None:
         assert callback.report == ""
     elif kind == "manual wiped":

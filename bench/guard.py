@@ -4,7 +4,9 @@ The step is a 784-256-10 MLP (ReLU) on a batch of 64 in float32 on torch CPU: ze
 forward, cross-entropy, backward, SGD step. Plain and guarded steps run in alternating blocks
 on the same model, so drift on a shared machine hits both alike; the in-situ overhead is the
 median over blocks of guarded/plain. A third column times the bare hook machinery (a no-op
-tensor hook per parameter plus no-op step hooks), torch's cost of having hooks at all.
+tensor hook per parameter plus no-op step hooks), torch's cost of having hooks at all. A fourth
+times the optimizer as ``gradcheck run`` guards it: a session with accumulation_steps unknown,
+findings tallied, and ``Module.zero_grad`` watched.
 
 On a busy machine the in-situ figure is noisy, so the guard's own cost is also measured in
 absolute terms on a tiny model with the same 4 parameters, where the guard's Python is most of
@@ -17,6 +19,7 @@ the step; that cost divided by the MLP's median step time is the second estimate
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import time
 
@@ -64,13 +67,27 @@ def paired_overhead(plain: list[float], other: list[float]) -> float:
     return 100 * (statistics.median(o / p for o, p in zip(other, plain)) - 1)
 
 
-def absolute_guard_cost(torch, guard, steps: int) -> float:
-    """Seconds the guard adds to one step, measured where torch's own work is tiny."""
+@contextlib.contextmanager
+def session_guard(optimizer):
+    """The optimizer guarded the way `gradcheck run` guards it."""
+    from gradcheck.runtime.session import GuardSession
+
+    session = GuardSession(action="warn")
+    session.watch(optimizer)
+    session.see_module_resets()
+    try:
+        yield session
+    finally:
+        session.finish()
+
+
+def absolute_guard_cost(torch, wrap, steps: int) -> float:
+    """Seconds ``wrap`` (a guard) adds to one step, measured where torch's own work is tiny."""
     optimizer, step = build_tiny(torch)
     plain, guarded = [], []
     for _ in range(31):
         plain.append(time_block(step, steps))
-        with guard(optimizer):
+        with wrap(optimizer):
             guarded.append(time_block(step, steps))
     return statistics.median(g - p for g, p in zip(guarded, plain))
 
@@ -105,7 +122,7 @@ def main() -> None:
     model, optimizer, step = build(torch)
     for _ in range(20):  # warm up allocator and kernels
         step()
-    plain, guarded, hooked = [], [], []
+    plain, guarded, hooked, session = [], [], [], []
     for _ in range(args.blocks):
         plain.append(time_block(step, args.steps))
         with guard(optimizer):
@@ -114,15 +131,20 @@ def main() -> None:
         hooked.append(time_block(step, args.steps))
         for handle in handles:
             handle.remove()
+        with session_guard(optimizer):
+            session.append(time_block(step, args.steps))
     base = statistics.median(plain)
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, "
           f"{args.blocks} blocks x {args.steps} steps, MLP {SIZES}, batch {BATCH}, float32")
-    for name, times in (("plain", plain), ("guard", guarded), ("no-op hooks", hooked)):
+    rows = (("plain", plain), ("guard", guarded), ("no-op hooks", hooked),
+            ("gradcheck run", session))
+    for name, times in rows:
         print(f"  {name:<12} median {statistics.median(times) * 1e6:8.1f} us/step  "
               f"in-situ overhead {paired_overhead(plain, times):+6.2f}%")
-    cost = absolute_guard_cost(torch, guard, steps=300)
-    print(f"  guard bookkeeping {cost * 1e6:.1f} us/step (tiny 4-parameter model) = "
-          f"{100 * cost / base:.2f}% of the MLP step")
+    for name, wrap in (("guard", guard), ("gradcheck run", session_guard)):
+        cost = absolute_guard_cost(torch, wrap, steps=300)
+        print(f"  {name} bookkeeping {cost * 1e6:.1f} us/step (tiny 4-parameter model) = "
+              f"{100 * cost / base:.2f}% of the MLP step")
 
 
 if __name__ == "__main__":

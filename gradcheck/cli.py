@@ -14,6 +14,7 @@ _COMMANDS = {
     "lint": "gradcheck.lint.cli:lint_command",
     "rule": "gradcheck.lint.cli:rule_command",
     "rules": "gradcheck.lint.cli:rules_command",
+    "run": "gradcheck.runtime.cli:run_command",
     "semantics": "gradcheck.runtime.cli:semantics_command",
 }
 

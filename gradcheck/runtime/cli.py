@@ -1,7 +1,8 @@
-"""``gradcheck semantics``: print the accumulation-semantics table for one framework.
+"""The run-time commands: ``gradcheck semantics`` and ``gradcheck run``.
 
-Exit codes come from ``gradcheck.exitcodes``: 0 when every semantic passes, 1 when any fails,
-2 when the framework cannot be loaded.
+Exit codes come from ``gradcheck.exitcodes``. ``semantics``: 0 when every semantic passes, 1 when
+any fails, 2 when the framework cannot be loaded. ``run``: the script's own status when it
+fails, else 1 when the guard found a problem and 0 when it found none.
 """
 from __future__ import annotations
 
@@ -33,3 +34,31 @@ def semantics_command(framework: str, verbose: bool) -> None:
         for row in report.rows:
             click.echo(f"\n{row.name}\n  observed: {row.observed}\n  engine:   {row.expected}")
     raise SystemExit(exitcodes.CLEAN if report.passed else exitcodes.FINDINGS)
+
+
+@click.command(
+    "run",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+@click.option(
+    "--accumulation-steps",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Backward passes per optimizer step (default: the framework's setting, else unknown).",
+)
+@click.option(
+    "--action",
+    type=click.Choice(["warn", "raise"]),
+    default="warn",
+    show_default=True,
+    help="warn: keep training and report at exit; raise: stop at the first problem.",
+)
+@click.argument("script", type=click.Path(exists=True, dir_okay=False))
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def run_command(accumulation_steps: int | None, action: str, script: str, args: tuple) -> None:
+    """Run SCRIPT with every torch optimizer guarded; report gradient bugs at exit."""
+    from gradcheck.runtime.launch import run_script
+
+    raise SystemExit(
+        run_script(script, args, accumulation_steps=accumulation_steps, action=action)
+    )

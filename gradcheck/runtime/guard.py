@@ -29,21 +29,13 @@ in-place zeroing that bypasses the optimizer is not seen; an unscaled loss is in
 """
 from __future__ import annotations
 
-import warnings
-from collections.abc import Callable
 from typing import Any
 
-from gradcheck.runtime import adapter
+from gradcheck.runtime.counters import GradGuardError, GradGuardWarning, GuardState
+from gradcheck.runtime.findings import GuardFinding
 
 ACTIONS = ("raise", "warn")
-
-
-class GradGuardError(RuntimeError):
-    """A ``step()`` or ``zero_grad()`` that breaks gradient accumulation (``action="raise"``)."""
-
-
-class GradGuardWarning(UserWarning):
-    """The same finding as ``GradGuardError``, issued with ``action="warn"``."""
+__all__ = ["ACTIONS", "GradGuard", "GradGuardError", "GradGuardWarning", "GuardState", "guard"]
 
 
 class GradGuard:
@@ -54,9 +46,14 @@ class GradGuard:
     optimizer's class). Leaving the ``with`` block, or ``remove()``, takes every hook off.
     """
 
-    def __init__(self, optimizer: Any, accumulation_steps: int, action: str, name: str) -> None:
+    def __init__(
+        self, optimizer: Any, accumulation_steps: int | None, action: str, name: str
+    ) -> None:
+        from gradcheck.integrations.frameworks import unwrap_optimizer  # accelerate's wrapper
+
+        state = GuardState(unwrap_optimizer(optimizer), accumulation_steps, action, name)
         object.__setattr__(self, "_optimizer", optimizer)
-        object.__setattr__(self, "_state", _GuardState(optimizer, accumulation_steps, action, name))
+        object.__setattr__(self, "_state", state)
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # lets isinstance(opt, torch.optim.Optimizer) hold
@@ -65,6 +62,11 @@ class GradGuard:
     @property
     def findings(self) -> list[str]:
         """Every message issued so far (also kept with ``action="warn"``)."""
+        return [finding.message for finding in self._state.findings]
+
+    @property
+    def problems(self) -> list[GuardFinding]:
+        """Every finding so far, with its kind, the offending call and its line in your code."""
         return self._state.findings
 
     def remove(self) -> None:
@@ -90,199 +92,37 @@ class GradGuard:
 
 
 def guard(
-    optimizer: Any, *, accumulation_steps: int = 1, action: str = "raise", name: str | None = None
+    optimizer: Any,
+    *,
+    accumulation_steps: int | None = 1,
+    action: str = "raise",
+    name: str | None = None,
 ) -> GradGuard:
     """Watch ``optimizer`` for steps on wiped or stale gradients and for discarded accumulation.
 
     Use it as ``with guard(opt): ...`` or keep the returned stand-in: ``opt = guard(opt)``.
+    ``accumulation_steps=None`` means "not known": a step is then stale only when its gradients
+    hold passes an earlier ``step()`` already applied, and discards are not judged.
 
     >>> import gradcheck.ref as torch
     >>> model = torch.nn.Linear(2, 1)
     >>> opt = guard(torch.optim.SGD(model.parameters(), lr=0.1))
     >>> opt.step()  # no backward() yet  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    gradcheck.runtime.guard.GradGuardError: SGD.step() ran with no backward() ...
+    gradcheck.runtime.counters.GradGuardError: SGD.step() ran with no backward() ...
     >>> opt.remove()
     """
     if isinstance(optimizer, GradGuard):
         raise TypeError("this optimizer is already guarded; call guard() once per optimizer")
     if action not in ACTIONS:
         raise ValueError(f"action must be one of {ACTIONS}, got {action!r}")
-    if not isinstance(accumulation_steps, int) or accumulation_steps < 1:
-        raise ValueError(f"accumulation_steps must be a positive int, got {accumulation_steps!r}")
+    check_accumulation_steps(accumulation_steps)
     return GradGuard(optimizer, accumulation_steps, action, name or type(optimizer).__name__)
 
 
-class _GuardState:
-    """The counters and hooks behind one ``GradGuard``."""
-
-    def __init__(self, optimizer: Any, k: int, action: str, name: str) -> None:
-        self.optimizer = optimizer
-        self.k = k
-        self.action = action
-        self.name = name
-        self.params = adapter.optimizer_parameters(optimizer)
-        self.passes = [0] * len(self.params)  # since the last reset
-        self.window = [0] * len(self.params)  # since the last reset or step()
-        self.dropped = [0] * len(self.params)  # passes reset away since the last step()
-        self.dropped_by = ""
-        self.versions: list[int | None] = [None] * len(self.params)
-        self.by_size = sorted(range(len(self.params)), key=lambda i: _numel(self.params[i]))
-        self.findings: list[str] = []
-        self.in_closure_step = False
-        self.evaluation_started = False  # the closure began a new evaluation, no pass yet
-        self.closure_stale = False
-        self.handles = [p.register_hook(self._hook(i)) for i, p in enumerate(self.params)]
-        self.handles += adapter.add_step_hooks(optimizer, self._before_step, self._after_step)
-        self.original_zero_grad = optimizer.__dict__.get("zero_grad")
-        bound = optimizer.zero_grad
-
-        def zero_grad(*args: Any, **kwargs: Any) -> Any:
-            self._on_reset("zero_grad()")
-            return bound(*args, **kwargs)
-
-        optimizer.zero_grad = zero_grad
-
-    def _hook(self, index: int) -> Callable[[Any], None]:
-        param = self.params[index]
-        passes, window, versions = self.passes, self.window, self.versions
-
-        def count(grad: Any) -> None:
-            old = param.grad
-            version = getattr(old, "_version", None)
-            if old is None or (version != versions[index] and adapter.is_all_zero(old)):
-                self._drop(index, "a gradient reset outside the optimizer")
-                passes[index] = 0
-            if self.evaluation_started:  # the first pass of a closure evaluation
-                self.evaluation_started = False
-                self.closure_stale = self.closure_stale or passes[index] > 0
-            passes[index] += 1
-            window[index] += 1
-            # NOTE: torch accumulates in place, adding exactly one to the version counter; any
-            # other in-place write shows up as a different number. A non-zero result of such a
-            # write (a scaler's unscale_, clipping) is a rescale and keeps the count.
-            versions[index] = 0 if old is None else (version + 1 if version is not None else None)
-
-        return count
-
-    def _on_reset(self, how: str) -> None:
-        for i in range(len(self.passes)):
-            self._drop(i, how)
-            self.passes[i] = 0
-
-    def _drop(self, index: int, how: str) -> None:
-        """Remember passes a reset throws away; judged by the next ``step()``."""
-        if self.window[index] and not self.in_closure_step:
-            self.dropped[index] += self.window[index]
-            self.dropped_by = how
-        self.window[index] = 0
-
-    def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> Any:
-        # torch passes (optimizer, closure) as args; any callable there is the closure
-        if callable(kwargs.get("closure")):
-            kwargs = {**kwargs, "closure": self._watch_closure(kwargs["closure"])}
-        elif any(callable(a) for a in args[1:]):
-            args = tuple(self._watch_closure(a) if callable(a) else a for a in args)
-        else:
-            self._judge_step()
-            return None
-        self.in_closure_step, self.closure_stale = True, False  # judged afterwards
-        return args, kwargs
-
-    def _watch_closure(self, closure: Callable[[], Any]) -> Callable[[], Any]:
-        def evaluation(*args: Any, **kwargs: Any) -> Any:
-            self.evaluation_started = True
-            return closure(*args, **kwargs)
-
-        return evaluation
-
-    def _after_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        if self.in_closure_step:
-            self.in_closure_step = self.evaluation_started = False
-            self._judge_closure_step()
-        for i in range(len(self.window)):
-            self.window[i] = self.dropped[i] = 0
-
-    def _judge_closure_step(self) -> None:
-        if self.closure_stale:
-            self._issue(
-                f"{self.name}.step(closure) evaluated a closure whose backward() added to "
-                "gradients left from before that evaluation: the update includes stale "
-                "gradients. Call optimizer.zero_grad() at the top of the closure."
-            )
-        elif max(self.passes, default=0) == 0:
-            self._judge_step()
-
-    def _judge_step(self) -> None:
-        passes = max(self.passes, default=0)
-        if passes == 0:
-            self._issue(
-                f"{self.name}.step() ran with no backward() since the last zero_grad() "
-                "(0 backward passes), so it updates with wiped or missing gradients. Move "
-                "zero_grad() so it runs before loss.backward() (or after step()), never between "
-                "backward() and step()."
-            )
-        elif passes > self.k:
-            self._issue(
-                f"{self.name}.step() ran on gradients accumulated over {passes} backward passes "
-                f"since the last zero_grad(), but accumulation_steps={self.k}: the update "
-                "includes stale gradients of earlier batches. Call zero_grad() once per update, "
-                "right after step()."
-            )
-        elif self._wiped_behind_the_optimizer():
-            self._issue(
-                f"{self.name}.step() found every gradient None or zero although {passes} "
-                "backward pass(es) ran: something reset them behind the optimizer (e.g. "
-                "model.zero_grad() or p.grad = None) between backward() and step(). Move that "
-                "reset before backward() or after step()."
-            )
-        else:
-            self._judge_window()
-
-    def _wiped_behind_the_optimizer(self) -> bool:
-        """All gradients None or zero. Cheap in the usual case: one version-counter read."""
-        smallest = self.by_size[0]
-        grad = self.params[smallest].grad
-        if grad is not None:
-            version = getattr(grad, "_version", None)
-            if version is not None and version == self.versions[smallest]:
-                return False  # untouched since its last accumulation, so not wiped
-        grads = [self.params[i].grad for i in self.by_size]
-        return all(g is None for g in grads) or _all_zero(grads)
-
-    def _judge_window(self) -> None:
-        """A step on fewer than ``k`` passes, after a reset threw passes away, lost them."""
-        dropped, kept = max(self.dropped, default=0), max(self.window, default=0)
-        if self.k > 1 and dropped and kept < self.k:
-            self._issue(
-                f"{self.dropped_by} on {self.name} discarded gradients of {dropped} backward "
-                f"pass(es) that no step() used, and step() then ran on {kept} of "
-                f"accumulation_steps={self.k}: the accumulation is broken. Call zero_grad() "
-                "only after step()."
-            )
-
-    def _issue(self, message: str) -> None:
-        self.findings.append(message)
-        if self.action == "raise":
-            raise GradGuardError(message)
-        warnings.warn(GradGuardWarning(message), stacklevel=4)
-
-    def remove(self) -> None:
-        adapter.remove_handles(self.handles)
-        if "zero_grad" in self.optimizer.__dict__:
-            del self.optimizer.zero_grad
-        if self.original_zero_grad is not None:
-            self.optimizer.zero_grad = self.original_zero_grad
-
-
-def _all_zero(grads: list[Any]) -> bool:
-    """All present gradients are zero; pass the smallest first so the usual answer is cheap."""
-    present = [g for g in grads if g is not None]
-    if not present or not adapter.is_all_zero(present[0]):
-        return False
-    return all(adapter.is_all_zero(g) for g in present[1:])
-
-
-def _numel(tensor: Any) -> int:
-    size = getattr(tensor, "numel", None)
-    return int(size()) if callable(size) else int(getattr(tensor, "size", 0))
+def check_accumulation_steps(k: Any) -> None:
+    """Raise a clear error unless ``k`` is a positive int or None (unknown)."""
+    if k is not None and (not isinstance(k, int) or isinstance(k, bool) or k < 1):
+        raise ValueError(
+            f"accumulation_steps must be a positive int (or None when unknown), got {k!r}"
+        )

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.runtime import adapter
+from gradcheck.runtime import adapter, distributed
 from gradcheck.runtime.replay import UpdateCheck
 from gradcheck.runtime.report import StepProblem, TrainingStepError, TrainingStepReport
 
@@ -193,6 +193,7 @@ class _Audit:
         self.grads_at_step: list[np.ndarray | None] = []
         self.values_at_step: list[np.ndarray] = []
         self.updates = UpdateCheck(ledger.params, self.report)
+        self.averaged = distributed.averages_gradients(model)  # DDP: .grad is the ranks' mean
 
     def before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         ledger = self.ledger
@@ -276,10 +277,18 @@ class _Audit:
         flagged = {p.parameter for p in self.report.problems[start:]}
         self.updates.plan(  # what the replay of this update starts from
             [i for i, name in enumerate(ledger.names) if name not in flagged],
-            {i: sum(v for _, _, v in ledger.pending[i]) for i in clean},
+            {i: expected for i, expected in enumerate(self._expected_gradients()) if i in clean},
         )
         if self.loss_fn is not None and clean and len(window) == k:
             self._judge_scale(clean, sorted(window))
+
+    def _expected_gradients(self) -> list[np.ndarray]:
+        """Each parameter's window contributions summed; under DDP, averaged over the ranks."""
+        sums = [
+            sum((v for _, _, v in pending), np.zeros(np.shape(adapter.as_numpy(p))))
+            for p, pending in zip(self.ledger.params, self.ledger.pending)
+        ]
+        return distributed.mean_over_ranks(sums) if self.averaged else sums
 
     def _judge_scale(self, indices: list[int], window: list[int]) -> None:
         expected = self._fresh_mean_gradient(window)

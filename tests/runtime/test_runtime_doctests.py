@@ -6,13 +6,16 @@ import importlib
 
 import pytest
 
-MODULES = ["adapter", "devices", "guard", "parity", "replay", "report", "scenarios", "semantics",
+MODULES = ["adapter", "autostart", "counters", "devices", "distributed", "findings", "guard",
+           "imports", "launch", "parity", "replay", "report", "scenarios", "semantics", "session",
            "training_step"]
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
     module = importlib.import_module(f"gradcheck.runtime.{name}")
+    if name == "launch":
+        pytest.importorskip("torch")  # its example runs a script under a guard session
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
     assert result.attempted > 0, f"gradcheck.runtime.{name} has no runnable example"

@@ -1,0 +1,69 @@
+"""The little the guard needs from ``torch.distributed``: this process's rank, and one report.
+
+Nothing here imports torch: a process that has not imported ``torch.distributed`` is not part of
+a distributed job.
+
+>>> rank() is None
+True
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from gradcheck.runtime.findings import Tally
+
+
+def _initialized() -> Any:
+    dist = sys.modules.get("torch.distributed")
+    if dist is None or not dist.is_available() or not dist.is_initialized():
+        return None
+    return dist
+
+
+def rank() -> int | None:
+    """This process's rank in a job of more than one process, else None."""
+    dist = _initialized()
+    if dist is None or dist.get_world_size() < 2:
+        return None
+    return dist.get_rank()
+
+
+def gather_tally(tally: Tally, collective: bool = True) -> Tally | None:
+    """Every rank's findings, merged on rank 0; None on the other ranks.
+
+    ``collective=False`` keeps each rank's own tally: after a rank raised, the others may never
+    reach the gather, so waiting for them would hang.
+    """
+    dist = _initialized()
+    if dist is None or dist.get_world_size() < 2 or not collective:
+        return tally
+    gathered: list[Any] = [None] * dist.get_world_size()
+    dist.all_gather_object(gathered, tally)
+    if dist.get_rank() != 0:
+        return None
+    merged = Tally()
+    for each in gathered:
+        merged.merge(each)
+    return merged
+
+
+def averages_gradients(model: Any) -> bool:
+    """``model`` is a ``DistributedDataParallel`` in a job of more than one process."""
+    parallel = sys.modules.get("torch.nn.parallel")
+    return rank() is not None and parallel is not None and isinstance(
+        model, parallel.DistributedDataParallel
+    )
+
+
+def mean_over_ranks(arrays: list[np.ndarray]) -> list[np.ndarray]:
+    """The element-wise mean of each array over all ranks (a collective: every rank calls it)."""
+    import torch  # only reached inside a torch.distributed job
+
+    flat = torch.from_numpy(np.concatenate([a.ravel() for a in arrays]).astype(np.float64))
+    sys.modules["torch.distributed"].all_reduce(flat)
+    flat /= sys.modules["torch.distributed"].get_world_size()
+    sizes = np.cumsum([a.size for a in arrays])[:-1]
+    return [part.reshape(a.shape) for part, a in zip(np.split(flat.numpy(), sizes), arrays)]

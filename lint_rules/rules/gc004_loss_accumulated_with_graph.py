@@ -38,9 +38,11 @@ class LossAccumulatedWithGraph(Rule):
     ```
 
     ## Fix safety
-    The fix appends `.item()` to the loss in the sum. It is always unsafe: if the total is
-    used as a tensor later (moved to a device, all-reduced, backpropagated), a Python float
-    breaks that code.
+    The fix appends `.detach()` to the loss in the sum, so the total keeps its type, dtype
+    and device (code that later calls `total.item()` or all-reduces it still works) and only
+    the graph is dropped. `.item()` would turn the total into a Python float and break such
+    code. It is unsafe all the same: a total that is itself backpropagated later loses its
+    gradient.
     """
 
     CODE = "GC004"
@@ -84,7 +86,7 @@ class LossAccumulatedWithGraph(Rule):
             "for x, y in loader:\n"
             "    loss = criterion(model(x), y)\n"
             "    loss.backward()\n"
-            "    running_loss += loss.item()\n",
+            "    running_loss += loss.detach()\n",
         ),
         Invalid(
             "def train(model, loader, scaler):\n"
@@ -103,7 +105,7 @@ class LossAccumulatedWithGraph(Rule):
             "        scaler.scale(loss).backward()\n"
             "        scaler.step(optimizer)\n"
             "        optimizer.zero_grad()\n"
-            "        total = total + loss.item() * x.shape[0]   \n",
+            "        total = total + loss.detach() * x.shape[0]   \n",
         ),
     ]
 
@@ -121,7 +123,7 @@ class LossAccumulatedWithGraph(Rule):
                 f"every iteration's autograd graph stays alive and memory grows each step; add "
                 f"`{name}.item()` (or `{name}.detach()`) instead."
             )
-            edits = tuple(Edit(end, end, ".item()") for end in map(analysis.text.end_offset, total.hits))
+            edits = tuple(Edit(end, end, ".detach()") for end in map(analysis.text.end_offset, total.hits))
             findings.append(cls.finding(analysis, total.statement, message, edits, safe=False,
-                                        description=f"add `{name}.item()` instead of `{name}`"))
+                                        description=f"add `{name}.detach()` instead of `{name}`"))
         return findings

@@ -107,7 +107,7 @@ def test_columns_and_fixes_count_characters_not_utf8_bytes(word: str) -> None:
     assert (finding.line, finding.column) == (4, line.index("running_loss") + 1)
     assert finding.end_column == line.index("  #") + 1
     fixed = apply_fixes(source, [finding])
-    assert fixed.splitlines()[3] == f"    note = '{word}'; running_loss += loss.item()  # {word}"
+    assert fixed.splitlines()[3] == f"    note = '{word}'; running_loss += loss.detach()  # {word}"
 
 
 @pytest.mark.parametrize("word", ["é", "🙂", "日本語"])

@@ -119,6 +119,8 @@ def _run(tree: cst.Module, text: str, rules: tuple) -> list[Finding]:
         return []
     from lint_rules.source import SourceText, TooDeeplyNested
 
+    from lint_rules import syntax
+
     seen: dict[tuple, Finding] = {}
     try:
         analysis = analyse(tree, SourceText(text, tree))
@@ -128,6 +130,8 @@ def _run(tree: cst.Module, text: str, rules: tuple) -> list[Finding]:
     except TooDeeplyNested:
         # A known limit, not a bug: like the flow analysis out of budget, report nothing.
         return []
+    finally:
+        syntax.forget_trees()
     return sorted(seen.values(), key=lambda f: (f.line, f.column, f.code))
 
 

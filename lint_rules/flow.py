@@ -16,6 +16,7 @@ from lint_rules import events as ev
 from lint_rules import rebinding, syntax
 from lint_rules.compound import Compound, Flow, join_flows
 from lint_rules.effects import Effects, Issue
+from lint_rules.finding import AnalysisIncomplete
 from lint_rules.source import SourceText
 from lint_rules.states import (
     CLEAN,
@@ -29,7 +30,7 @@ from lint_rules.summaries import FunctionNode, ModuleIndex
 
 MAX_LOOP_PASSES = 8
 MAX_WORLDS = 32
-BUDGET = 40_000  # statements interpreted per unit before giving up silently
+BUDGET = 40_000  # statements interpreted per unit before giving up (GC000)
 TestKey = tuple  # an `if` test: (its text without whitespace, the names it reads)
 
 
@@ -79,8 +80,8 @@ class Interpreter(Compound, Effects):
                 self._loop(repeat, body, initial_state(), infinite=True)
             else:
                 self._block(body, initial_state())
-        except (_OutOfBudget, RecursionError):
-            self.issues.clear()
+        except (_OutOfBudget, RecursionError) as exc:
+            raise AnalysisIncomplete.gave_up(exc, function and self.text.start(function)) from None
 
     # ----- statements ---------------------------------------------------------------------
     def _block(self, stmts: list[syntax.Statement], state: State | None, trace: list | None = None) -> Flow:

@@ -40,15 +40,16 @@ def narrow(source: str) -> str:
     """``source`` with irrelevant function bodies hollowed out (itself if nothing changes).
 
     When the stdlib parser rejects the text (new syntax, or a real error) the text comes
-    back unchanged, and libcst gives the verdict.
+    back unchanged, and libcst gives the verdict. A text too deeply nested for the stdlib
+    parser raises its RecursionError (or MemoryError).
     """
     try:
         with warnings.catch_warnings():
             # Invalid escape sequences and the like are the user's business, not the linter's.
             warnings.simplefilter("ignore")
             tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return source
+    except (SyntaxError, ValueError):
+        return source  # RecursionError and MemoryError propagate: the caller stops there
     lines = split_lines(source)
     functions = _functions(tree)
     if not functions:
@@ -139,3 +140,28 @@ def _first_line(statement: ast.stmt) -> int:
 def _ending(line: str) -> str:
     stripped = line.rstrip("\r\n")
     return line[len(stripped):] or "\n"
+
+
+_BRACKETS = re.compile(r"[()\[\]{}]")
+
+
+def deepest_position(text: str) -> tuple[int, int]:
+    r"""1-based (line, column) where ``text`` nests deepest, to point a "too deeply nested"
+    report at: the deepest bracket, or else the start of the longest line (a chain such
+    as ``x.a.a.a...`` nests without brackets).
+
+    >>> deepest_position("x = 1\ny = f(g(h(1)))\n")
+    (2, 10)
+    """
+    depth = best = 0
+    where = 0
+    for match in _BRACKETS.finditer(text):
+        depth += 1 if match.group() in "([{" else -1
+        if depth > best:
+            best, where = depth, match.start()
+    if best < 3:
+        lines = split_lines(text) or [""]
+        longest = max(range(len(lines)), key=lambda i: len(lines[i]))
+        return longest + 1, 1
+    line = text.count("\n", 0, where) + 1
+    return line, where - (text.rfind("\n", 0, where) + 1) + 1

@@ -84,6 +84,9 @@ def _in_child(jobs: list, work: Work) -> list[FileResult] | str:
 
 
 def _child_main(sender, jobs: list, work: Work) -> None:
+    import faulthandler
+
+    faulthandler.disable()  # a crash is reported by the parent, as a GC000, not as a dump
     sender.send(work(jobs))
     sender.close()
 

@@ -16,6 +16,7 @@ from lint_rules.finding import (
     LintSyntaxError,
 )
 from lint_rules.narrowing import deepest_position, narrow
+from lint_rules.pieces import PIECE_LINES, split
 from lint_rules.prefilter import could_have_findings
 from lint_rules.rules import RULES
 
@@ -52,19 +53,36 @@ def check_source(
         return []
     shift = 1 if source.startswith(_BOM) else 0
     text = source[shift:]
+    rules = _selected(select)
+    if strict is None:
+        strict = os.environ.get(STRICT_ENV) == "1"
+    pieces = split(text) if text.count("\n") > PIECE_LINES else None
+    if pieces is None:
+        findings = _check_text(text, path, rules, strict)
+    else:
+        # a very large module, analysed a group of related functions at a time
+        seen: dict[tuple, Finding] = {}
+        for piece in pieces:
+            for finding in _check_text(piece.text, path, rules, strict):
+                finding = piece.finding(finding)
+                seen.setdefault((finding.code, finding.line, finding.column), finding)
+        findings = sorted(seen.values(), key=lambda f: (f.line, f.column, f.code))
+    return [_shifted(f, shift) for f in findings] if shift else findings
+
+
+def _check_text(text: str, path: str, rules: tuple, strict: bool) -> list[Finding]:
     # Parse a copy with irrelevant function bodies hollowed out (same lines and columns), so
     # that positions, messages and fix offsets all refer to the original text.
     tree = _parse(_narrowed(text, path), path)
     try:
-        findings = _run(tree, text, _selected(select))
+        return _run(tree, text, rules)
     except Exception as exc:  # noqa: BLE001  (a limit or a bug must not end the run)
-        if strict if strict is not None else os.environ.get(STRICT_ENV) == "1":
+        if strict:
             raise
         import logging  # only on this rare path: keeps `import lint_rules` fast
 
         logging.getLogger(__name__).debug("analysis of %s failed", path, exc_info=True)
         return [not_analysed(exc)]
-    return [_shifted(f, shift) for f in findings] if shift else findings
 
 
 def not_analysed(error: BaseException) -> Finding:

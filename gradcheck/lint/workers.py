@@ -36,7 +36,8 @@ def run_in_pool(chunks: Sequence[list], work: Work, workers: int, crashed: Crash
     context = multiprocessing.get_context("fork" if can_contain() else None)
     results: list[FileResult] = []
     lost: list[list] = []
-    with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=context,
+                             initializer=_quiet_crashes) as pool:
         futures = [(chunk, pool.submit(work, chunk)) for chunk in chunks]
         for chunk, future in futures:
             try:
@@ -83,10 +84,14 @@ def _in_child(jobs: list, work: Work) -> list[FileResult] | str:
     return _death(child.exitcode)
 
 
-def _child_main(sender, jobs: list, work: Work) -> None:
+def _quiet_crashes() -> None:
     import faulthandler
 
     faulthandler.disable()  # a crash is reported by the parent, as a GC000, not as a dump
+
+
+def _child_main(sender, jobs: list, work: Work) -> None:
+    _quiet_crashes()
     sender.send(work(jobs))
     sender.close()
 

@@ -1,13 +1,21 @@
-"""Time ``gradcheck lint`` against ruff, TorchFix, Fixit and bare parsers on a real corpus.
+"""Time ``gradcheck lint`` against ruff, TorchFix, Fixit and bare parsers on real corpora.
 
-The corpus is the ``.py`` files of installed packages (torch, plus lightning and
-transformers when installed), copied to ``bench/_corpus/`` (git-ignored) and made its own
-git repository so no tool applies this project's ignore files or configuration.
+The corpora live in ``bench/_corpus/`` (git-ignored, made its own git repository so no
+tool applies this project's ignore files or configuration):
+
+- ``torch``: the ``.py`` files of the installed torch wheel (the version pins them);
+- ``fixtures``: a copy of this project's ``fixtures/`` (what the README runs first);
+- ``diffusers``, ``accelerate``, ``lightning``: the repositories at the commits pinned in
+  ``REPOSITORIES``, fetched once with ``git`` (``--git-dir NAME=PATH`` takes a local clone
+  or mirror instead of the network). Only ``.py``/``.ipynb`` files, ``pyproject.toml`` and
+  ``.gitignore`` files are written out; nothing fetched is ever committed.
+
+Each corpus is timed on its own, gradcheck and ruff side by side in the same run.
 
 Run from the repository root:
 
-    python bench/lint.py                # about 3-5 minutes on 2 cores
-    python bench/lint.py --sample-lines 20000 --repeat 3
+    python bench/lint.py                # about 5-10 minutes on 2 cores
+    python bench/lint.py --corpus diffusers --repeat 3
 
 Slow tools (TorchFix, Fixit, the libcst loop) run on a deterministic sample of files and
 are extrapolated to the whole corpus by lines per second; the table says so.
@@ -18,6 +26,7 @@ import argparse
 import importlib.util
 import os
 import random
+import re
 import resource
 import shutil
 import subprocess
@@ -27,11 +36,22 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 CORPUS = ROOT / "_corpus"
-PACKAGES = ("torch", "lightning", "pytorch_lightning", "transformers")
+PACKAGES = ("torch",)
+# name -> (repository, pinned commit)
+REPOSITORIES = {
+    "diffusers": ("https://github.com/huggingface/diffusers",
+                  "58eb52c0803ea9af3abec60841c2a093bdf1f951"),
+    "accelerate": ("https://github.com/huggingface/accelerate",
+                   "16cb6eb80dd9aa8b4df1a63ef57863e455d53b83"),
+    "lightning": ("https://github.com/Lightning-AI/pytorch-lightning",
+                  "7f0c3436cd3f6ad3753125672024fc415cbcb414"),
+}
+_KEPT = re.compile(r"\.(py|ipynb)$|(^|/)(pyproject\.toml|\.gitignore)$")
 
 
-def build_corpus() -> dict[str, Path]:
-    """Copy each installed package's .py files into the corpus (once)."""
+def build_corpus(git_dirs: dict[str, str]) -> dict[str, Path]:
+    """Copy each installed package's .py files, and each pinned repository's tree, into
+    the corpus (once)."""
     roots = {}
     for name in PACKAGES:
         spec = importlib.util.find_spec(name)
@@ -45,9 +65,54 @@ def build_corpus() -> dict[str, Path]:
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(path, destination)
         roots[name] = target
+    fixtures = CORPUS / "fixtures"  # the bundled examples, the README's first command
+    if not fixtures.exists():
+        shutil.copytree(ROOT.parent / "fixtures", fixtures)
+    roots["fixtures"] = fixtures
+    for name, (url, commit) in REPOSITORIES.items():
+        target = CORPUS / name
+        if not target.exists():
+            git_dir = git_dirs.get(name) or _clone(name, url, commit)
+            _write_tree(git_dir, commit, target)
+        roots[name] = target
     if not (CORPUS / ".git").exists():
         subprocess.run(["git", "init", "-q"], cwd=CORPUS, check=True)
     return roots
+
+
+def _clone(name: str, url: str, commit: str) -> str:
+    """A blobless clone holding ``commit`` under ``bench/_corpus/.clones/``."""
+    git_dir = CORPUS / ".clones" / f"{name}.git"
+    if not git_dir.exists():
+        subprocess.run(["git", "clone", "-q", "--bare", "--filter=blob:none", url, str(git_dir)],
+                       check=True)
+    subprocess.run(["git", f"--git-dir={git_dir}", "fetch", "-q", "origin", commit], check=True)
+    return str(git_dir)
+
+
+def _write_tree(git_dir: str, commit: str, target: Path) -> None:
+    """Write the kept files of ``commit`` (blobs a mirror lacks, e.g. large images, are
+    never needed: only source files are kept)."""
+    git = ["git", f"--git-dir={git_dir}"]
+    listing = subprocess.run(git + ["ls-tree", "-r", "-z", commit], capture_output=True,
+                             check=True).stdout.decode()
+    rows = [entry.split(" ", 2)[2].split("\t", 1) for entry in listing.split("\0") if entry]
+    rows = [(blob, path) for blob, path in rows if _KEPT.search(path)]
+    reader = subprocess.Popen(git + ["cat-file", "--batch"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE)
+    for blob, path in rows:
+        reader.stdin.write(f"{blob}\n".encode())
+        reader.stdin.flush()
+        header = reader.stdout.readline().split()
+        if header[1] == b"missing":
+            continue
+        data = reader.stdout.read(int(header[2]))
+        reader.stdout.read(1)
+        destination = target / path
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.write_bytes(data)
+    reader.stdin.close()
+    reader.wait()
 
 
 def corpus_files(paths: list[Path]) -> list[Path]:
@@ -121,51 +186,77 @@ def main() -> None:
                         help="lines in the sample for the slow tools")
     parser.add_argument("--repeat", type=int, default=2, help="runs per fast tool (best kept)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--corpus", action="append", default=None,
+                        help="time only this corpus (repeatable; default: all)")
+    parser.add_argument("--git-dir", action="append", default=[], metavar="NAME=PATH",
+                        help="a local clone or mirror of a pinned repository")
     args = parser.parse_args()
 
-    roots = build_corpus()
-    names = list(roots)
-    files = corpus_files(list(roots.values()))
+    git_dirs = dict(item.split("=", 1) for item in args.git_dir)
+    roots = build_corpus(git_dirs)
+    names = args.corpus or list(roots)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"--jobs {args.jobs}; {os.cpu_count()} cores; load average {load:.1f} at the start")
+    print("| corpus | files | lines | gradcheck cold s (CPU s) | ruff s (CPU s) | "
+          "gradcheck / ruff (wall) | gradcheck warm s |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name in names:
+        side_by_side(name, roots[name], args)
+    if "torch" in names:
+        print()
+        slow_tools(roots["torch"], args)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"\nload average {load:.1f} at the end")
+
+
+def _gradcheck(jobs: int) -> list[str]:
+    return [sys.executable, "-c", "from gradcheck.cli import main; main()", "lint",
+            "--exit-zero", "-q", "--jobs", str(jobs)]
+
+
+def side_by_side(name: str, root: Path, args) -> None:
+    """One table row: gradcheck cold and warm, and ruff, on one corpus."""
+    files = corpus_files([root])
+    lines = count_lines(files)
+    gradcheck = _gradcheck(args.jobs)
+    shutil.rmtree(CORPUS / ".gradcheck_cache", ignore_errors=True)
+    ruff = [tool("ruff"), "check", "--isolated", "--no-cache", "--exit-zero", name]
+    # alternate the two tools so a change in the machine's load hits both alike
+    cold = ruff_time = (float("inf"), float("inf"))
+    for _ in range(args.repeat):
+        cold = min(cold, timed(gradcheck + ["--no-cache", name], CORPUS, 1))
+        if ruff[0]:
+            ruff_time = min(ruff_time, timed(ruff, CORPUS, 1))
+    subprocess.run(gradcheck + [name], cwd=CORPUS, stdout=subprocess.DEVNULL, check=False)
+    warm = timed(gradcheck + [name], CORPUS, args.repeat)
+    shutil.rmtree(CORPUS / ".gradcheck_cache", ignore_errors=True)
+    ratio = f"{cold[0] / ruff_time[0]:.2f}x" if ruff[0] else "n/a"
+    print(f"| {name} | {len(files):,} | {lines:,} | {cold[0]:.2f} ({cold[1]:.2f}) | "
+          f"{ruff_time[0]:.2f} ({ruff_time[1]:.2f}) | {ratio} | {warm[0]:.2f} |", flush=True)
+
+
+def slow_tools(root: Path, args) -> None:
+    """TorchFix, Fixit and bare parser loops on a sample of torch, scaled to the whole."""
+    files = corpus_files([root])
     total_lines = count_lines(files)
     small = sample(files, args.sample_lines)
     small_lines = count_lines(small)
     relative = [str(path.relative_to(CORPUS)) for path in small]
-    gradcheck = [sys.executable, "-c", "from gradcheck.cli import main; main()", "lint",
-                 "--exit-zero", "-q", "--jobs", str(args.jobs)]
-    rows: list[tuple[str, float, float, str]] = []  # name, wall s, cpu s (whole corpus), note
-
-    shutil.rmtree(CORPUS / ".gradcheck_cache", ignore_errors=True)
-    cold = timed(gradcheck + ["--no-cache", *names], CORPUS, args.repeat)
-    rows.append(("gradcheck lint, cold (--no-cache)", *cold, "measured"))
-    subprocess.run(gradcheck + names, cwd=CORPUS, stdout=subprocess.DEVNULL, check=False)  # fill the cache
-    rows.append(("gradcheck lint, warm cache", *timed(gradcheck + names, CORPUS, args.repeat),
-                 "measured"))
-    if tool("ruff"):
-        command = [tool("ruff"), "check", "--isolated", "--no-cache", "--exit-zero", *names]
-        rows.append(("ruff check (defaults, --no-cache)", *timed(command, CORPUS, args.repeat),
-                     "measured"))
     scale = total_lines / small_lines
     note = f"sample of {len(small)} files / {small_lines} lines, scaled x{scale:.0f}"
+    print("| tool (torch) | wall s | CPU s | how |")
+    print("|---|---:|---:|---|")
     for label, command in (
         ("TorchFix", [tool("torchfix"), "--jobs", str(args.jobs)]),
         ("Fixit (fixit lint)", [tool("fixit"), "lint"]),
     ):
         if command[0]:
             wall, cpu = timed(command + relative, CORPUS, 1)
-            rows.append((label, wall * scale, cpu * scale, note))
+            print(f"| {label} | {wall * scale:.2f} | {cpu * scale:.2f} | {note} |")
     for kind in ("libcst", "ast"):
         seconds = parse_loop(kind, small)
         label = "bare libcst.parse_module loop" if kind == "libcst" else "bare ast.parse loop"
-        rows.append((f"{label} (1 process)", seconds * scale, seconds * scale, note))
-
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"corpus: {', '.join(names)}: {len(files)} files, {total_lines:,} lines; "
-          f"--jobs {args.jobs}; {os.cpu_count()} cores; load average {load:.1f} at the end")
-    print("| tool | wall s | CPU s | lines/s (wall) | wall vs gradcheck cold | how |")
-    print("|---|---:|---:|---:|---:|---|")
-    for label, wall, cpu, how in rows:
-        print(f"| {label} | {wall:.2f} | {cpu:.2f} | {total_lines / wall:,.0f} | "
-              f"{wall / cold[0]:.1f}x | {how} |")
+        print(f"| {label} (1 process) | {seconds * scale:.2f} | {seconds * scale:.2f} | {note} |")
 
 
 if __name__ == "__main__":

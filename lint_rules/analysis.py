@@ -13,6 +13,7 @@ import libcst as cst
 
 from lint_rules import events as ev
 from lint_rules import rebinding, syntax
+from lint_rules.finding import AnalysisIncomplete
 from lint_rules.flow import Interpreter, Issue
 from lint_rules.source import SourceText
 from lint_rules.summaries import ModuleIndex
@@ -35,6 +36,7 @@ class Analysis:
     gc001: list[Issue] = field(default_factory=list)
     gc002: list[Issue] = field(default_factory=list)
     gc003: list[tuple[ev.Event, cst.CSTNode, Issue]] = field(default_factory=list)
+    incomplete: list[AnalysisIncomplete] = field(default_factory=list)  # units given up on
 
     def statement_of(self, node: cst.CSTNode) -> syntax.Statement | None:
         """The statement that contains ``node`` (itself if it is one); in ``a; b`` that is
@@ -85,7 +87,11 @@ def analyse(tree: cst.Module, text: SourceText) -> Analysis:
         interpreter = Interpreter(index, text)
         if not any(interpreter.contains_events(stmt) for stmt in body):
             continue
-        interpreter.run(body, class_name, repeat, function)
+        try:
+            interpreter.run(body, class_name, repeat, function)
+        except AnalysisIncomplete as gave_up:
+            analysis.incomplete.append(gave_up)  # this unit only: the others still report
+            continue
         for key, issue in interpreter.issues.items():
             if not _matched_windows(issue, interpreter.counter_zeroed_in_loop):
                 issues.setdefault(key, (issue, interpreter.zeroed_in_loop))

@@ -6,8 +6,17 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from lint_rules.finding import AnalysisIncomplete, Edit, Finding, Fix, LintSyntaxError
-from lint_rules.narrowing import narrow
+from lint_rules.finding import (
+    NOT_CHECKED_CODE,
+    NOT_CHECKED_NAME,
+    AnalysisIncomplete,
+    Edit,
+    Finding,
+    Fix,
+    LintSyntaxError,
+)
+from lint_rules.narrowing import deepest_position, narrow
+from lint_rules.pieces import PIECE_LINES, split
 from lint_rules.prefilter import could_have_findings
 from lint_rules.rules import RULES
 
@@ -32,8 +41,10 @@ def check_source(
     ``source`` is the decoded text *without* a byte-order mark (the CLI strips it and puts it
     back when writing fixes); a leading BOM is tolerated and fix offsets then count it.
     ``select`` holds rule codes or names (None: every rule). A source that does not parse
-    raises LintSyntaxError; an internal analysis error yields no findings, unless ``strict``
-    (or the environment variable GRADCHECK_LINT_STRICT=1) asks for it to be raised.
+    raises LintSyntaxError. A file the analysis cannot finish (a budget or depth limit, an
+    internal error in a rule) yields one GC000 finding saying why, never a silent pass;
+    ``strict`` (or the environment variable GRADCHECK_LINT_STRICT=1) raises internal errors
+    instead, for debugging.
 
     >>> [f.code for f in check_source("for b in data:\\n    model(b).backward()\\n    opt.step()\\n")]
     ['GC002']
@@ -42,27 +53,69 @@ def check_source(
         return []
     shift = 1 if source.startswith(_BOM) else 0
     text = source[shift:]
-    # Parse a copy with irrelevant function bodies hollowed out (same lines and columns), so
-    # that positions, messages and fix offsets all refer to the original text.
-    tree = _parse(narrow(text), path)
-    try:
-        findings = _run(tree, text, _selected(select))
-    except AnalysisIncomplete as exc:
-        findings = [_incomplete(exc, path)]
-    except Exception:
-        if strict if strict is not None else os.environ.get(STRICT_ENV) == "1":
-            raise
-        import logging  # only on this rare path: keeps `import lint_rules` fast
-
-        logging.getLogger(__name__).debug("analysis of %s failed", path, exc_info=True)
-        return []
+    rules = _selected(select)
+    if strict is None:
+        strict = os.environ.get(STRICT_ENV) == "1"
+    pieces = split(text) if text.count("\n") > PIECE_LINES else None
+    if pieces is None:
+        findings = _check_text(text, path, rules, strict)
+    else:
+        # a very large module, analysed a group of related functions at a time
+        seen: dict[tuple, Finding] = {}
+        for piece in pieces:
+            for finding in _check_text(piece.text, path, rules, strict):
+                finding = piece.finding(finding)
+                seen.setdefault((finding.code, finding.line, finding.column), finding)
+        findings = sorted(seen.values(), key=lambda f: (f.line, f.column, f.code))
     return [_shifted(f, shift) for f in findings] if shift else findings
 
 
-def _incomplete(exc: AnalysisIncomplete, path: str) -> Finding:
-    message = (f"{path} was not fully analysed: {exc.reason}. No finding is reported for it "
-               "until it is; splitting the function named here helps the analysis finish.")
-    return Finding(exc.line, exc.column, "GC000", "file-not-checked", message)
+def _check_text(text: str, path: str, rules: tuple, strict: bool) -> list[Finding]:
+    # Parse a copy with irrelevant function bodies hollowed out (same lines and columns), so
+    # that positions, messages and fix offsets all refer to the original text.
+    tree = _parse(_narrowed(text, path), path)
+    try:
+        return _run(tree, text, rules)
+    except Exception as exc:  # noqa: BLE001  (a limit or a bug must not end the run)
+        if strict and not isinstance(exc, AnalysisIncomplete):
+            raise  # a bug, shown for debugging; a known limit is reported the same either way
+        import logging  # only on this rare path: keeps `import lint_rules` fast
+
+        logging.getLogger(__name__).debug("analysis of %s failed", path, exc_info=True)
+        return [not_analysed(exc)]
+
+
+def not_analysed(error: BaseException) -> Finding:
+    """The GC000 finding for a file whose analysis stopped on ``error``: where, why, and
+    what the user can do about it.
+
+    >>> not_analysed(AnalysisIncomplete("the flow analysis ran out of its budget", 7, 5)).message
+    'not fully analysed: the flow analysis ran out of its budget (findings in this file may be missing); split the function that starts here into smaller ones, or exclude the file'
+    """
+    if isinstance(error, AnalysisIncomplete):
+        reason, line, column = error.reason, error.line, error.column
+        advice = "split the function that starts here into smaller ones, or exclude the file"
+    elif isinstance(error, RecursionError):
+        reason, line, column = "it is nested too deeply for the analysis", 1, 1
+        advice = "split the most deeply nested expression or block, or exclude the file"
+    else:
+        reason = f"internal error in the rules ({type(error).__name__}: {error})"
+        line, column = 1, 1
+        advice = ("please report it with this file; GRADCHECK_LINT_STRICT=1 shows the "
+                  "traceback")
+    message = f"not fully analysed: {reason} (findings in this file may be missing); {advice}"
+    return Finding(line, column, NOT_CHECKED_CODE, NOT_CHECKED_NAME, message, line, column)
+
+
+def _narrowed(text: str, path: str) -> str:
+    try:
+        return narrow(text)
+    except (RecursionError, MemoryError):
+        # NOTE: CPython's parser gives up here, and libcst's native parser, handed the same
+        # text, overflows the C stack (a segfault) a little deeper: never give it the chance.
+        line, column = deepest_position(text)
+        raise LintSyntaxError(f"cannot parse {path}: an expression is nested too deeply "
+                              "(Python's own parser cannot compile it either)", line, column) from None
 
 
 def _parse(text: str, path: str) -> cst.Module:
@@ -127,15 +180,23 @@ def _run(tree: cst.Module, text: str, rules: tuple) -> list[Finding]:
         return []
     from lint_rules.source import SourceText, TooDeeplyNested
 
+    from lint_rules import syntax
+
     seen: dict[tuple, Finding] = {}
     try:
         analysis = analyse(tree, SourceText(text, tree))
         for rule in rules:
             for finding in rule.check(analysis):
                 seen.setdefault((finding.code, finding.line, finding.column), finding)
+        for gave_up in analysis.incomplete:
+            finding = not_analysed(gave_up)
+            seen.setdefault((finding.code, finding.line, finding.column), finding)
     except TooDeeplyNested:
-        # A known limit, not a bug: like the flow analysis out of budget, report nothing.
-        return []
+        line, column = deepest_position(text)
+        raise AnalysisIncomplete("an expression is nested too deeply to locate its parts",
+                                 line, column) from None
+    finally:
+        syntax.forget_trees()
     return sorted(seen.values(), key=lambda f: (f.line, f.column, f.code))
 
 

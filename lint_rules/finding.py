@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# The front end's code for "this file was not (fully) checked"; no rule of the analysis owns it.
+NOT_CHECKED_CODE = "GC000"
+NOT_CHECKED_NAME = "file-not-checked"
+
 
 @dataclass(frozen=True)
 class Edit:
@@ -62,11 +66,19 @@ class LintSyntaxError(ValueError):
 
 
 class AnalysisIncomplete(Exception):
-    """The analysis stopped before it could vouch for the file (a budget ran out, paths were
-    merged and a finding could be an artefact of that); the front end reports GC000 there."""
+    """The analysis could not finish a part of the file (a budget or a depth ran out).
+
+    ``check_source`` turns it into a GC000 finding at (``line``, ``column``), 1-based, whose
+    message says that the file was not fully analysed and why: a limit that changes the
+    answer is never silent.
+
+    >>> error = AnalysisIncomplete("the flow analysis ran out of its budget", 12, 5)
+    >>> (error.reason, error.line, error.column)
+    ('the flow analysis ran out of its budget', 12, 5)
+    """
 
     def __init__(self, reason: str, line: int = 1, column: int = 1) -> None:
         super().__init__(reason)
         self.reason = reason
-        self.line = line
-        self.column = column
+        self.line = max(line, 1)
+        self.column = max(column, 1)

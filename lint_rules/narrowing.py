@@ -25,27 +25,37 @@ import warnings
 
 from lint_rules.source import split_lines
 
-# A function whose text mentions none of these has no gradient event and builds no optimizer;
-# nor can it hold a GC004 running total, which needs a backward() in the same function. The
-# flow analysis learns nothing from its body.
+# A function whose code (not its strings, not its comments) mentions none of these has no
+# gradient event and builds no optimizer; nor can it hold a GC004 running total, which needs a
+# backward() in the same function. The flow analysis learns nothing from its body.
+# NOTE: strings are left out because argparse setup that says "--optimizer" in its help texts
+# is the largest part of many training scripts. A string spanning lines is kept as code.
 _RELEVANT = re.compile(r"backward|zero_grad|clear_grad|\.grad\b|\.step\b|optim")
+_STRING = re.compile(r"""[rRbBuUfF]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')""")
+_CALL = re.compile(r"([A-Za-z_]\w*)\s*\(")
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def narrow(source: str) -> str:
     """``source`` with irrelevant function bodies hollowed out (itself if nothing changes).
 
     When the stdlib parser rejects the text (new syntax, or a real error) the text comes
-    back unchanged, and libcst gives the verdict.
+    back unchanged, and libcst gives the verdict. A text too deeply nested for the stdlib
+    parser raises its RecursionError (or MemoryError).
     """
     try:
         with warnings.catch_warnings():
             # Invalid escape sequences and the like are the user's business, not the linter's.
             warnings.simplefilter("ignore")
             tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return source
+    except (SyntaxError, ValueError):
+        return source  # RecursionError and MemoryError propagate: the caller stops there
     lines = split_lines(source)
-    spans = list(_hollow_spans(tree, lines))
+    functions = _functions(tree)
+    if not functions:
+        return source
+    kept = _kept(functions, _Code(lines))
+    spans = list(_hollow_spans(functions, kept))
     if not spans:
         return source
     for first, last in spans:
@@ -56,16 +66,70 @@ def narrow(source: str) -> str:
     return "".join(lines)
 
 
-def _hollow_spans(node: ast.AST, lines: list[str]):
-    """(first, last) body lines of every irrelevant function, outermost first."""
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            first = _first_line(child.body[0])
-            text = "".join(lines[child.lineno - 1: child.end_lineno])
-            if first > child.lineno and not _RELEVANT.search(text):
-                yield first, child.end_lineno
-                continue
-        yield from _hollow_spans(child, lines)
+class _Code:
+    """The file's lines without single-line strings and comments, sliced by line numbers."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.text_parts = [_STRING.sub('""', line).split("#", 1)[0] + "\n" for line in lines]
+        self.starts = [0]
+        for part in self.text_parts:
+            self.starts.append(self.starts[-1] + len(part))
+        self.text = "".join(self.text_parts)
+
+    def lines(self, first: int, last: int) -> str:
+        return self.text[self.starts[first - 1]:self.starts[last]]
+
+
+def _functions(tree: ast.AST) -> list[tuple[ast.AST, int]]:
+    """Every function with the index of its enclosing function (-1 at the top), parents
+    first. Functions live only in statement bodies, so expressions are never entered."""
+    found: list[tuple[ast.AST, int]] = []
+    stack: list[tuple[ast.AST, int]] = [(tree, -1)]
+    while stack:
+        node, owner = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, _FUNCTIONS):
+                found.append((child, owner))
+                stack.append((child, len(found) - 1))
+            elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                stack.append((child, owner))
+    return found
+
+
+def _kept(functions: list[tuple[ast.AST, int]], code: _Code) -> set[int]:
+    """Indexes of the functions to keep: those whose code mentions a gradient event or an
+    optimizer, and those that call (by name, transitively) a kept function, since the flow
+    analysis walks calls to functions of the same file."""
+    relevant: set[int] = set()
+    calls: list[set[str]] = []
+    for index, (function, _) in enumerate(functions):
+        text = code.lines(function.lineno, function.end_lineno)
+        if _RELEVANT.search(text):
+            relevant.add(index)
+        calls.append(set(_CALL.findall(text)))
+    kept_names = {functions[i][0].name for i in relevant}
+    changed = True
+    while changed:
+        changed = False
+        for index, called in enumerate(calls):
+            if index not in relevant and not kept_names.isdisjoint(called):
+                relevant.add(index)
+                kept_names.add(functions[index][0].name)
+                changed = True
+    return relevant
+
+
+def _hollow_spans(functions: list[tuple[ast.AST, int]], kept: set[int]):
+    """(first, last) body lines of every outermost irrelevant function."""
+    hollowed: set[int] = set()
+    for index, (function, owner) in enumerate(functions):
+        if owner in hollowed:
+            hollowed.add(index)  # inside a hollowed function already
+            continue
+        first = _first_line(function.body[0])
+        if index not in kept and first > function.lineno:
+            hollowed.add(index)
+            yield first, function.end_lineno
 
 
 def _first_line(statement: ast.stmt) -> int:
@@ -76,3 +140,28 @@ def _first_line(statement: ast.stmt) -> int:
 def _ending(line: str) -> str:
     stripped = line.rstrip("\r\n")
     return line[len(stripped):] or "\n"
+
+
+_BRACKETS = re.compile(r"[()\[\]{}]")
+
+
+def deepest_position(text: str) -> tuple[int, int]:
+    r"""1-based (line, column) where ``text`` nests deepest, to point a "too deeply nested"
+    report at: the deepest bracket, or else the start of the longest line (a chain such
+    as ``x.a.a.a...`` nests without brackets).
+
+    >>> deepest_position("x = 1\ny = f(g(h(1)))\n")
+    (2, 10)
+    """
+    depth = best = 0
+    where = 0
+    for match in _BRACKETS.finditer(text):
+        depth += 1 if match.group() in "([{" else -1
+        if depth > best:
+            best, where = depth, match.start()
+    if best < 3:
+        lines = split_lines(text) or [""]
+        longest = max(range(len(lines)), key=lambda i: len(lines[i]))
+        return longest + 1, 1
+    line = text.count("\n", 0, where) + 1
+    return line, where - (text.rfind("\n", 0, where) + 1) + 1

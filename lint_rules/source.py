@@ -33,6 +33,24 @@ class TooDeeplyNested(Exception):
     """The module parsed, but its nesting is too deep for libcst to compute positions."""
 
 
+def _positions(module: cst.Module) -> dict:
+    """Every node's range, from one code-generation pass over ``module``.
+
+    NOTE: ``MetadataWrapper.resolve(PositionProvider)`` also runs an empty visitor over the
+    whole tree after generating the code, which doubles the cost; the provider is run
+    directly here, and the wrapper is the fallback should libcst's internals move.
+    """
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    provider = PositionProvider()
+    try:
+        provider._gen_impl(module)
+        return provider._computed
+    except AttributeError:  # pragma: no cover - a libcst without these internals
+        # The tree is never modified, so the defensive deep copy is skipped.
+        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+
 class SourceText:
     """Line table and node positions for one parsed source string.
 
@@ -56,12 +74,8 @@ class SourceText:
     def range(self, node: cst.CSTNode) -> CodeRange:
         """Where ``node`` starts and ends (without its own parentheses, as Python's parser)."""
         if self._ranges is None:
-            from libcst.metadata import MetadataWrapper, PositionProvider
-
-            # The tree is never modified, so the defensive deep copy is skipped.
-            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
             try:
-                self._ranges = wrapper.resolve(PositionProvider)
+                self._ranges = _positions(self.module)
             except (RecursionError, KeyError) as exc:
                 # libcst generates positions recursively: an expression nested a few hundred
                 # levels deep (which its parser accepts) exhausts the stack, and the failure

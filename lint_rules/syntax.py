@@ -26,7 +26,10 @@ _TRIVIA = (
     cst.BaseCompOp, cst.BaseUnaryOp, cst.BaseAugOp,
 )
 _FIELDS: dict[type, tuple[str, ...]] = {}
-_KIND: dict[type, int] = {}  # 0: not a node, 1: a node worth walking, 2: trivia
+_KIND: dict[type, int] = {}
+_CHILDREN: dict[int, tuple[cst.CSTNode, list[cst.CSTNode]]] = {}
+_MAY_JUMP: dict[int, tuple[cst.CSTNode, bool]] = {}
+_BOUND: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}  # 0: not a node, 1: a node worth walking, 2: trivia
 # NOTE: libcst's node classes are ABCs, whose isinstance() is slow enough to dominate a walk;
 # classifying each concrete type once keeps walks cheap.
 
@@ -43,9 +46,14 @@ def _kind(value: object) -> int:
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """Child nodes in field order (source order for statements), without tokens and whitespace.
 
+    The list is shared between calls: do not modify it.
+
     >>> [type(c).__name__ for c in children(cst.parse_expression("f(x)"))]
     ['Name', 'Arg']
     """
+    cached = _CHILDREN.get(id(node))
+    if cached is not None and cached[0] is node:
+        return cached[1]
     names = _FIELDS.get(type(node))
     if names is None:
         names = _FIELDS[type(node)] = tuple(
@@ -59,7 +67,20 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
             out.extend(v for v in value if _kind(v) == 1)
         elif _kind(value) == 1:
             out.append(value)
+    _CHILDREN[id(node)] = (node, out)
     return out
+
+
+def forget_trees() -> None:
+    """Drop the per-node memos (children, jumps, bound names) of the trees analysed so far.
+
+    The analysis walks the same subtrees many times (each loop pass, each enclosing
+    statement), so their children are computed once and kept with the node itself, which
+    keeps the node alive and its id unique. ``check_source`` calls this after each module.
+    """
+    _CHILDREN.clear()
+    _MAY_JUMP.clear()
+    _BOUND.clear()
 
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -199,6 +220,7 @@ def parameter_names(params: cst.Parameters) -> list[str]:
 
 
 _JUMPS = (cst.Break, cst.Continue, cst.Return, cst.Raise)
+_JUMP_TYPES = frozenset(_JUMPS)  # libcst's node classes are final: type() is exact and cheap
 # Tests made of names, attributes, literals and operators keep their value within one pass
 # of a loop unless one of their names is assigned; any call or subscript might not.
 _PLAIN_TEST = (
@@ -221,13 +243,22 @@ def has_modulo(node: cst.CSTNode) -> bool:
 
 def may_jump(stmt: Statement) -> bool:
     """Whether ``stmt`` may leave its block early (break, continue, return, raise)."""
-    return isinstance(stmt, _JUMPS) or (
-        isinstance(stmt, cst.BaseCompoundStatement) and any(isinstance(n, _JUMPS) for n in walk(stmt))
-    )
+    if isinstance(stmt, _JUMPS):
+        return True
+    cached = _MAY_JUMP.get(id(stmt))
+    if cached is not None and cached[0] is stmt:
+        return cached[1]
+    jumps = isinstance(stmt, cst.BaseCompoundStatement) and any(
+        type(n) in _JUMP_TYPES for n in walk(stmt))
+    _MAY_JUMP[id(stmt)] = (stmt, jumps)
+    return jumps
 
 
 def bound_names(node: cst.CSTNode) -> set[str]:
     """Names a loop (or a function, with its parameters but ``self``/``cls``) may rebind."""
+    cached = _BOUND.get(id(node))
+    if cached is not None and cached[0] is node:
+        return set(cached[1])
     names = set()
     if isinstance(node, cst.FunctionDef):
         names.update(parameter_names(node.params))
@@ -235,4 +266,5 @@ def bound_names(node: cst.CSTNode) -> set[str]:
     for n in walk(node):
         for target in assignment_targets(n):
             names.update(stored_names(target))
+    _BOUND[id(node)] = (node, frozenset(names))
     return names

@@ -9,6 +9,7 @@ import lint_rules
 from gradcheck.lint import noqa
 from gradcheck.lint.document import Document
 from gradcheck.lint.registry import IO_ERROR_CODE, IO_ERROR_NAME
+from lint_rules.check import not_analysed
 from lint_rules.finding import Finding, LintSyntaxError
 
 
@@ -68,12 +69,12 @@ def check_document(document: Document, path: str, codes: frozenset[str], known: 
         found = lint_rules.check_source(source, path, select=set(codes))
     except LintSyntaxError as error:
         return Outcome([io_error(f"syntax error: {error.message}", error.line, error.column)], warnings)
-    except RecursionError:
-        return Outcome([io_error("the file is nested too deeply to analyse")], warnings)
     except Exception as error:  # noqa: BLE001  (a bug in a rule must not end the run)
-        return Outcome([io_error(f"internal error in the rules ({type(error).__name__}: {error}); "
-                                 "please report it")], warnings)
-    kept = [f for f in found if f.code in codes or f.code == IO_ERROR_CODE]
+        return Outcome([not_analysed(error)], warnings)
+    # GC000 (the file was not fully analysed) is neither deselected nor silenced by a comment:
+    # a file that was not checked is not a clean file
+    not_checked = [f for f in found if f.code == IO_ERROR_CODE]
+    kept = [f for f in found if f.code in codes and f.code != IO_ERROR_CODE]
     if suppressions.by_line or suppressions.file_codes:
         kept = noqa.unsuppressed(kept, suppressions, source)
-    return Outcome(sorted(kept), warnings)
+    return Outcome(sorted(not_checked + kept), warnings)

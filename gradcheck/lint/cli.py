@@ -55,6 +55,17 @@ def _summary(report, fixing: bool, diff: bool, unsafe: bool) -> str:
     return " ".join(parts)
 
 
+def _check_writable(output_file: str) -> None:
+    """Fail before the run, not after it, when the report could not be written."""
+    directory = os.path.dirname(os.path.abspath(output_file))
+    if not os.path.isdir(directory):
+        _fail(f"cannot write the report to {output_file}: the directory {directory} does not "
+              "exist; create it or choose another --output-file")
+    if not os.access(directory, os.W_OK):
+        _fail(f"cannot write the report to {output_file}: the directory {directory} is not "
+              "writable")
+
+
 @click.command("lint")
 @click.argument("paths", nargs=-1, type=str)
 @click.option("--select", multiple=True, metavar="CODES",
@@ -64,7 +75,7 @@ def _summary(report, fixing: bool, diff: bool, unsafe: bool) -> str:
 @click.option("--ignore", multiple=True, metavar="CODES", help="Rules to skip.")
 @click.option("--format", "--output-format", "fmt", type=click.Choice(_FORMATS),
               default="text", show_default=True, help="Output format.")
-@click.option("-o", "--output-file", type=click.Path(dir_okay=False, writable=True),
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False),
               help="Write the findings to this file instead of stdout.")
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
 @click.option("--diff", is_flag=True, help="Print fixes as a unified diff; write nothing.")
@@ -94,6 +105,13 @@ def lint_command(paths: tuple[str, ...], select: tuple[str, ...], extend_select:
     from gradcheck.lint.selection import SelectorError
     from gradcheck.lint.settings import Overrides
 
+    from gradcheck.lint.gitignore import PatternError
+
+    if select and not _split(select):
+        _fail("--select names no rule, so nothing would be checked; give codes, prefixes or "
+              "names (e.g. --select GC002), or ALL, or leave the option out to run every rule")
+    if output_file:
+        _check_writable(output_file)
     targets = list(paths) or (["-"] if stdin_filename else ["."])
     stdin_data = sys.stdin.buffer.read() if "-" in targets else None
     options = LintOptions(
@@ -105,9 +123,13 @@ def lint_command(paths: tuple[str, ...], select: tuple[str, ...], extend_select:
     )
     try:
         report = lint_paths(options)
-    except (ConfigError, SelectorError) as error:
+    except (ConfigError, SelectorError, PatternError) as error:
         _fail(str(error))
         return
+    if not report.results:
+        _fail(f"no Python files or notebooks found under {', '.join(targets)}, so nothing was "
+              "checked; name a file or a directory that holds some (excluded and "
+              ".gitignore'd files are skipped)")
     for result in report.results:
         for line, text in result.warnings if not quiet else ():
             where = f"{result.display}:{line}" if line else result.display
@@ -123,15 +145,18 @@ def lint_command(paths: tuple[str, ...], select: tuple[str, ...], extend_select:
         click.echo("".join(result.diff for result in report.results), nl=False)
     else:
         if statistics:
-            text = render_statistics(report)
+            text = render_statistics(report, unsafe_fixes)
         else:
             color = (fmt == "text" and output_file is None and sys.stdout.isatty()
                      and "NO_COLOR" not in os.environ)
             text = render(report, fmt, rules=all_rules(), version=__version__, color=color,
                           unsafe=unsafe_fixes)
         if output_file:
-            with open(output_file, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            try:
+                with open(output_file, "w", encoding="utf-8") as handle:
+                    handle.write(text)
+            except OSError as error:
+                _fail(f"cannot write the report to {output_file}: {error.strerror or error}")
         else:
             click.echo(text, nl=False, err=stdin_fixed)
     if not quiet:

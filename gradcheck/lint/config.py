@@ -63,6 +63,16 @@ def _string_list(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _check_patterns(patterns: tuple[str, ...], where: str) -> None:
+    from gradcheck.lint.gitignore import PatternError, compile_pattern
+
+    for pattern in patterns:
+        try:
+            compile_pattern(pattern)
+        except PatternError as error:
+            raise ConfigError(f"{where}: {error}") from None
+
+
 def parse_table(table: Any, root: Path, source: Path | None) -> FileConfig:
     """Validate one ``[tool.gradcheck.lint]`` table.
 
@@ -90,6 +100,11 @@ def parse_table(table: Any, root: Path, source: Path | None) -> FileConfig:
         (glob, _string_list(codes, f"{where} per-file-ignores.{glob!r}"))
         for glob, codes in per_file.items()
     )
+    if values.get("select") == ():
+        raise ConfigError(f"{where} select is empty, so nothing would be checked; name the "
+                          "rules to run (e.g. [\"GC\"]) or remove the key to run them all")
+    for key in ("exclude", "extend-exclude"):
+        _check_patterns(values.get(key, ()), f"{where} {key}")
     exclude = values.get("exclude", DEFAULT_EXCLUDES) + values.get("extend-exclude", ())
     return FileConfig(
         root=root,

@@ -86,6 +86,23 @@ def render_json(report: Report) -> str:
     return json.dumps([_record(r, f) for r, f in report.findings], indent=2) + "\n"
 
 
+def sarif_uri(path: str) -> str:
+    """``path`` as the ``uri-reference`` SARIF wants: percent-encoded, ``/``-separated, and
+    a ``file://`` URI when absolute (so ``a:b.py`` cannot read as a scheme).
+
+    >>> sarif_uri("my train ü%20.py"), sarif_uri("a:b.py")
+    ('my%20train%20%C3%BC%2520.py', 'a%3Ab.py')
+    """
+    from pathlib import PurePath, PurePosixPath, PureWindowsPath
+    from urllib.parse import quote
+
+    for flavour in (PurePosixPath, PureWindowsPath):
+        candidate = flavour(path)
+        if candidate.is_absolute() and isinstance(PurePath(path), flavour):
+            return candidate.as_uri()
+    return quote(path, safe="/")
+
+
 def render_sarif(report: Report, rules: list[RuleInfo], version: str) -> str:
     """A SARIF 2.1.0 log that GitHub code scanning accepts."""
     results = []
@@ -103,7 +120,7 @@ def render_sarif(report: Report, rules: list[RuleInfo], version: str) -> str:
             "level": _SARIF_LEVEL.get(finding.severity, "error"),
             "message": {"text": text},
             "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": result.display},
+                "artifactLocation": {"uri": sarif_uri(result.display)},
                 "region": region,
             }}],
         }
@@ -186,11 +203,12 @@ def render_junit(report: Report) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, "unicode") + "\n"
 
 
-def render_statistics(report: Report) -> str:
-    """Counts per code, most frequent first, as ``ruff --statistics`` prints them."""
+def render_statistics(report: Report, unsafe: bool = False) -> str:
+    """Counts per code, most frequent first, as ``ruff --statistics`` prints them; ``[*]``
+    marks a code that ``--fix`` can repair (only unsafe fixes: with ``--unsafe-fixes``)."""
     counts = Counter(f.code for _, f in report.findings)
     names = {f.code: f.rule for _, f in report.findings}
-    fixable = {f.code for _, f in report.findings if f.fix is not None}
+    fixable = {f.code for _, f in report.findings if applicable(f, unsafe)}
     width = max((len(str(n)) for n in counts.values()), default=1)
     lines = [
         f"{count:>{width}}\t{code}\t{'[*] ' if code in fixable else '    '}{names[code]}"

@@ -11,6 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+class PatternError(ValueError):
+    """A pattern that cannot be compiled (e.g. the range ``[z-a]``); names it and where."""
+
+
 @dataclass(frozen=True)
 class Pattern:
     """One compiled line of a gitignore file."""
@@ -61,7 +65,8 @@ def _translate_glob(glob: str) -> str:
 
 
 def compile_pattern(line: str) -> Pattern | None:
-    """Compile one gitignore line; None for blank lines and comments.
+    """Compile one gitignore line; None for blank lines and comments. PatternError when
+    the line is not a valid glob (git matches nothing with it; we say so instead).
 
     >>> compile_pattern("build/").directory_only
     True
@@ -83,16 +88,28 @@ def compile_pattern(line: str) -> Pattern | None:
     text = text.lstrip("/")
     body = _translate_glob(text)
     prefix = "" if anchored else "(?:.*/)?"
-    return Pattern(re.compile(f"{prefix}{body}\\Z", re.DOTALL), negated, directory_only)
+    try:
+        regex = re.compile(f"{prefix}{body}\\Z", re.DOTALL)
+    except re.error as error:
+        raise PatternError(f"the pattern {line.strip()!r} is not a valid glob ({error.msg}); "
+                           "fix or remove it") from None
+    return Pattern(regex, negated, directory_only)
 
 
 class IgnoreFile:
     """The patterns of one ignore source, relative to the directory ``base``."""
 
-    def __init__(self, base: Path, lines: list[str]) -> None:
+    def __init__(self, base: Path, lines: list[str], source: Path | None = None) -> None:
         self.base = base
         self._prefix = _posix(str(base)).rstrip("/") + "/"
-        self.patterns = [p for p in map(compile_pattern, lines) if p is not None]
+        self.patterns = []
+        for number, line in enumerate(lines, 1):
+            try:
+                pattern = compile_pattern(line)
+            except PatternError as error:
+                raise PatternError(f"{source}:{number}: {error}" if source else str(error)) from None
+            if pattern is not None:
+                self.patterns.append(pattern)
 
     @classmethod
     def read(cls, path: Path) -> IgnoreFile:
@@ -101,7 +118,7 @@ class IgnoreFile:
             lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             lines = []
-        return cls(path.parent, lines)
+        return cls(path.parent, lines, path)
 
     def decide(self, path: Path | str, is_dir: bool) -> bool | None:
         """True if ignored, False if re-included by ``!``, None if no pattern matches.

@@ -9,8 +9,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +21,7 @@ from gradcheck.lint.registry import all_rules
 from gradcheck.lint.result import FileResult, Report
 from gradcheck.lint.settings import Overrides, Settings
 
-PARALLEL_MIN_BYTES = 200_000  # below this much source to parse, process start-up costs more
+PARALLEL_MIN_BYTES = 100_000  # below this much source, starting a pool costs more than it saves
 
 
 @dataclass
@@ -104,10 +102,10 @@ def _quick(job: _Job, document: Document, known: set[str]) -> FileResult | None:
     return FileResult(job.display, findings, warnings, cells=_cells(document))
 
 
-def process(job: _Job, fixing: bool, unsafe: bool, known: set[str]) -> FileResult:
-    """Read, prefilter, lint (and, when ``fixing``, fix) one file. Runs in a worker."""
-    from gradcheck.lint.checker import check_document, io_error
-    from gradcheck.lint.fixes import fix_document, unified_diff
+def screen(job: _Job, known: set[str], fixing: bool) -> _Job | FileResult:
+    """Read ``job``'s file and settle it without the rules when the prefilter can (a
+    result); else the job, its bytes loaded, for :func:`process`. Cheap: runs anywhere."""
+    from gradcheck.lint.checker import io_error
 
     if job.data is None:
         try:
@@ -120,10 +118,23 @@ def process(job: _Job, fixing: bool, unsafe: bool, known: set[str]) -> FileResul
         quick: FileResult | None = FileResult(job.display, [io_error(str(error))])
     else:
         quick = _quick(job, document, known)
-    if quick is not None:
-        if fixing and job.path == "-":
-            quick.output = job.data  # stdin with --fix echoes the text it left alone
-        return quick
+    if quick is None:
+        return job
+    if fixing and job.path == "-":
+        quick.output = job.data  # stdin with --fix echoes the text it left alone
+    return quick
+
+
+def process(job: _Job, fixing: bool, unsafe: bool, known: set[str]) -> FileResult:
+    """Read, prefilter, lint (and, when ``fixing``, fix) one file. Runs in a worker."""
+    from gradcheck.lint.checker import check_document, io_error
+    from gradcheck.lint.fixes import fix_document, unified_diff
+
+    screened = screen(job, known, fixing)
+    if isinstance(screened, FileResult):
+        return screened
+    job = screened
+    document = parse(job.data, notebook=job.notebook)
     warnings: list[tuple[int, str]] = []
 
     def lint(doc: Document) -> list:
@@ -139,15 +150,60 @@ def process(job: _Job, fixing: bool, unsafe: bool, known: set[str]) -> FileResul
     if applied and new_bytes != job.data:
         before = job.data.decode("utf-8")
         result.diff = unified_diff(before, new_bytes.decode("utf-8"), job.display)
-        if job.write:
-            Path(job.path).write_bytes(new_bytes)
+        problem = write_atomically(Path(job.path), new_bytes) if job.write else None
+        if problem is not None:
+            # nothing was written: report the file as it stands, and why it was not fixed
+            error = io_error(f"cannot write the {applied} fix{'es' * (applied != 1)}: {problem}; "
+                             "the file is unchanged")
+            result = FileResult(job.display, [error, *lint(document)], warnings, _cells(document))
     if job.path == "-":
         result.output = new_bytes
     return _cell_messages(result)
 
 
+def write_atomically(path: Path, data: bytes) -> str | None:
+    """Replace ``path``'s bytes with ``data`` through a temporary file and a rename, so a
+    reader never sees half a file; None on success, else why it failed.
+
+    A read-only file is left alone (a rename would replace it despite its mode, and
+    root's writes ignore the mode altogether).
+    """
+    import stat
+    import tempfile
+
+    target = Path(os.path.realpath(path))  # through a symlink, not over it
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode)
+    except OSError as error:
+        return error.strerror or str(error)
+    if not mode & stat.S_IWUSR or not os.access(target, os.W_OK):
+        return f"{path} is read-only (make it writable, or leave out --fix)"
+    temporary = None
+    try:
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
+                                             suffix=".gradcheck-fix")
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except OSError as error:
+        if temporary is not None and os.path.exists(temporary):
+            os.unlink(temporary)
+        return f"{error.strerror or error} ({target.parent})"
+    return None
+
+
 def _process_chunk(chunk: list[_Job], fixing: bool, unsafe: bool, known: set[str]) -> list[FileResult]:
     return [process(job, fixing, unsafe, known) for job in chunk]
+
+
+def _crashed(job: _Job, how: str) -> FileResult:
+    from gradcheck.lint.checker import io_error
+
+    return FileResult(job.display, [io_error(
+        f"not checked: the parser crashed on this file (its worker process died: {how}); "
+        "the file is probably nested too deeply for libcst. Simplify the deepest expression, "
+        "exclude the file, or report it")])
 
 
 def _size(job: _Job) -> int:
@@ -160,27 +216,30 @@ def _size(job: _Job) -> int:
 
 
 def _run_jobs(jobs: list[_Job], workers: int, fixing: bool, unsafe: bool, known: set[str]) -> list[FileResult]:
-    """Process ``jobs``, in a process pool when there is enough source to pay for one."""
-    import lint_rules  # noqa: F401  (loaded before forking so workers share it)
+    """Process ``jobs``: in a pool when there is enough source for several cores, else the
+    cheap screening here and the rest in one child process (see ``workers.py``)."""
+    import functools
 
+    import lint_rules  # noqa: F401  (loaded before forking so workers share it)
+    from gradcheck.lint import workers as pools
+
+    work = functools.partial(_process_chunk, fixing=fixing, unsafe=unsafe, known=known)
     sizes = {id(job): _size(job) for job in jobs}
     jobs = sorted(jobs, key=lambda job: sizes[id(job)], reverse=True)
-    if workers <= 1 or len(jobs) < 2 or sum(sizes.values()) < PARALLEL_MIN_BYTES:
-        return _process_chunk(jobs, fixing, unsafe, known)
-    import multiprocessing
-
-    # NOTE: round-robin chunks over the size-sorted list give every chunk a share of the
-    # large files, so no worker is left with all of them
-    count = min(len(jobs), workers * 4)
-    chunks = [jobs[i::count] for i in range(count)]
-    method = "fork" if sys.platform.startswith("linux") else None
-    context = multiprocessing.get_context(method)
+    if workers > 1 and len(jobs) > 1 and sum(sizes.values()) >= PARALLEL_MIN_BYTES:
+        # NOTE: round-robin chunks over the size-sorted list give every chunk a share of the
+        # large files, so no worker is left with all of them
+        count = min(len(jobs), workers * 4)
+        return pools.run_in_pool([jobs[i::count] for i in range(count)], work, workers, _crashed)
     results: list[FileResult] = []
-    with ProcessPoolExecutor(max_workers=min(workers, count), mp_context=context) as pool:
-        futures = [pool.submit(_process_chunk, chunk, fixing, unsafe, known) for chunk in chunks]
-        for future in futures:
-            results.extend(future.result())
-    return results
+    remaining: list[_Job] = []
+    for job in jobs:
+        screened = screen(job, known, fixing)
+        if isinstance(screened, FileResult):
+            results.append(screened)
+        else:
+            remaining.append(screened)
+    return results + pools.run_contained(remaining, work, _crashed)
 
 
 def _from_cache(display: str, value: dict) -> FileResult:

@@ -307,8 +307,9 @@ def _inside(analysis, node, kinds) -> bool:
     return False
 
 def _window_end(analysis, step_stmt, zero_stmt):
-    """Where the moved reset goes: after the step, or after the outermost non-counter guard
-    around it (`if math.isfinite(norm): step()`), so that a skipped step still ends the
+    """Where the moved reset goes: after the step, or, when the step sits under a guard of its
+    own inside the counter test that closes the window (`if (i + 1) % k == 0:` then
+    `if math.isfinite(norm): step()`), after that guard, so that a skipped step still ends the
     window with a reset instead of leaving gradients to pile up forever."""
     import libcst as cst
 
@@ -321,15 +322,13 @@ def _window_end(analysis, step_stmt, zero_stmt):
         node = analysis.index.parents.get(id(node))
     anchor = step_stmt
     node = analysis.index.parents.get(id(step_stmt))
-    while node is not None and not isinstance(node, syntax.SCOPES) and id(node) not in around_zero:
-        if isinstance(node, (cst.For, cst.While, cst.With)):
+    while node is not None and id(node) not in around_zero:
+        if isinstance(node, (cst.For, cst.While, cst.With, *syntax.SCOPES)):
             break
         if isinstance(node, cst.If):
-            counter = syntax.has_modulo(node.test) or not analysis.index.counter_flags().isdisjoint(
-                syntax.names_in(node.test))
-            if counter:
-                break
+            names = syntax.names_in(node.test)
+            if syntax.has_modulo(node.test) or not analysis.index.counter_flags().isdisjoint(names):
+                return anchor  # the window's own test: the reset goes last inside it
             anchor = node
         node = analysis.index.parents.get(id(node))
-    return anchor
-
+    return step_stmt

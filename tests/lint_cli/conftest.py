@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -114,13 +115,15 @@ class FakeRule:
 @pytest.fixture
 def fake_rules(monkeypatch: pytest.MonkeyPatch):
     """Replace the rules with one that flags every ``BUG`` word with an unsafe fix to ``OK``,
-    raises for ``CRASH`` and reports a syntax error for ``SYNTAX``."""
+    raises for ``CRASH``, kills its process with SIGSEGV for ``SEGV`` and reports a syntax error for ``SYNTAX``."""
     calls: list[str] = []
 
     def check_source(source: str, path: str = "<string>", *, select=None) -> list[Finding]:
         calls.append(path)
         if "CRASH" in source:
             raise RuntimeError("boom")
+        if "SEGV" in source:  # what libcst's native parser does on some hostile input
+            os.kill(os.getpid(), signal.SIGSEGV)
         if "SYNTAX" in source:
             raise LintSyntaxError("invalid syntax", 1, source.index("SYNTAX") + 1)
         findings = []

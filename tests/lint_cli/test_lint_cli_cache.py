@@ -11,6 +11,7 @@ import lint_rules
 @pytest.fixture
 def counted(monkeypatch):
     """Count the real rules' ``check_source`` calls (in-process, --jobs 1)."""
+    monkeypatch.setattr("gradcheck.lint.workers.can_contain", lambda: False)  # no child process
     calls: list[str] = []
     real = lint_rules.check_source
 

@@ -53,7 +53,7 @@ def test_a_crashing_rule_becomes_gc000_not_a_traceback(project, kit, fake_rules)
     kit.write(project, {"a.py": "CRASH\n", "b.py": "BUG\n"})
     run = kit.run_cli(["lint", "--no-cache"])
     assert run.exit_code == exitcodes.ERROR
-    assert "a.py:1:1: GC000 internal error in the rules (RuntimeError: boom)" in run.stdout
+    assert "a.py:1:1: GC000 not fully analysed: internal error in the rules (RuntimeError: boom)" in run.stdout
     assert "b.py:1:1: GC009" in run.stdout
 
 

@@ -1,0 +1,105 @@
+"""Where the rules run: worker processes that may die without taking the run with them.
+
+libcst's native parser can overflow the C stack on hostile input (a segfault, which no
+``except`` catches). So on platforms that fork, the files that reach the rules are checked
+in child processes: a pool when there is enough work for several cores, else one child.
+When a child dies, its batch is split in half and each half retried in a fresh child,
+until the one file that kills its process is found; that file gets a GC000 result and
+every other file is still reported. Without ``fork`` (macOS, Windows) the files are
+checked in this process, behind the parser's own depth guards.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import TypeVar
+
+from gradcheck.lint.result import FileResult
+
+Job = TypeVar("Job")
+Work = Callable[[list], list[FileResult]]  # a module-level function (the pool pickles it)
+Crashed = Callable[[object, str], FileResult]  # (job, how the process died) -> a GC000 result
+
+
+def can_contain() -> bool:
+    """Whether crashes can be contained here (the platform starts processes by fork)."""
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+
+
+def run_in_pool(chunks: Sequence[list], work: Work, workers: int, crashed: Crashed) -> list[FileResult]:
+    """``work(chunk)`` for every chunk in a pool of ``workers`` processes; the chunks of a
+    pool that breaks are retried one child at a time."""
+    context = multiprocessing.get_context("fork" if can_contain() else None)
+    results: list[FileResult] = []
+    lost: list[list] = []
+    with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=context,
+                             initializer=_quiet_crashes) as pool:
+        futures = [(chunk, pool.submit(work, chunk)) for chunk in chunks]
+        for chunk, future in futures:
+            try:
+                results.extend(future.result())
+            except BrokenProcessPool:
+                lost.append(chunk)  # one dead worker fails every chunk still pending
+    for chunk in lost:
+        results.extend(run_contained(chunk, work, crashed))
+    return results
+
+
+def run_contained(jobs: list, work: Work, crashed: Crashed) -> list[FileResult]:
+    """``work(jobs)`` in a child process, bisecting on a crash (in this process when the
+    platform cannot fork)."""
+    if not jobs:
+        return []
+    if not can_contain():
+        return work(jobs)
+    outcome = _in_child(jobs, work)
+    if isinstance(outcome, list):
+        return outcome
+    if len(jobs) == 1:
+        return [crashed(jobs[0], outcome)]
+    middle = len(jobs) // 2
+    return run_contained(jobs[:middle], work, crashed) + run_contained(jobs[middle:], work, crashed)
+
+
+def _in_child(jobs: list, work: Work) -> list[FileResult] | str:
+    """The child's results, or how it died (e.g. ``"signal SIGSEGV"``)."""
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_child_main, args=(sender, jobs, work), daemon=True)
+    child.start()
+    sender.close()
+    try:
+        results = receiver.recv()  # before join(): a large result would fill the pipe
+    except (EOFError, OSError):
+        results = None
+    finally:
+        receiver.close()
+        child.join()
+    if results is not None and child.exitcode == 0:
+        return results
+    return _death(child.exitcode)
+
+
+def _quiet_crashes() -> None:
+    import faulthandler
+
+    faulthandler.disable()  # a crash is reported by the parent, as a GC000, not as a dump
+
+
+def _child_main(sender, jobs: list, work: Work) -> None:
+    _quiet_crashes()
+    sender.send(work(jobs))
+    sender.close()
+
+
+def _death(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            return f"signal {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"signal {-exitcode}"
+    return f"exit status {exitcode}"

@@ -15,6 +15,7 @@ DTYPE_EPS = {
     "bfloat16": 2.0**-7,
     "complex128": float(np.finfo(np.float64).eps),
     "complex64": float(np.finfo(np.float32).eps),
+    "complex32": float(np.finfo(np.float16).eps),
 }
 SAFETY = 8.0  # K: the tolerance is K times the finite-difference error estimate
 ROUNDING = 64.0  # C: rounding of the difference quotient is C * eps * max|f| / h

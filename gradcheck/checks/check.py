@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checks import numeric as num
 from gradcheck.checks.adapters import adapter_for
 from gradcheck.checks.fast import DEFAULT_PROBES, run_fast
 from gradcheck.checks.full import run_full
@@ -34,7 +35,7 @@ def check_grad(
     seed: int = 0, nondifferentiable: str = "warn", raise_on_failure: bool = True,
     vjp: Callable | None = None, method: str = "central", wrt: Sequence[int] | None = None,
     names: Sequence[str] | None = None, nondet_tol: float = 0.0, batch: bool = True,
-    taylor: bool = True, screen: str = "one-sided",
+    taylor: bool | None = None, screen: str = "one-sided",
 ) -> GradcheckResult:
     """Check the backward of ``fn`` against finite differences at ``inputs``.
 
@@ -75,7 +76,7 @@ def check_grad(
             run_full(result, target, method, eps, atol, rtol, one_sided=screen == "one-sided")
         else:
             run_fast(result, target, probes or DEFAULT_PROBES, seed, atol, rtol)
-        if taylor:
+        if taylor or (taylor is None and mode == "full"):
             result.taylor_order = _taylor(target, rng)
     _apply_policy(result, nondifferentiable)
     result.evaluations = dict(target.counts)
@@ -142,7 +143,7 @@ def _apply_policy(result: GradcheckResult, policy: str) -> None:
 
 def _taylor(target: Target, rng: np.random.Generator) -> float | None:
     """Remainder order of <v, f(x + t w)> along a random line; ~2 when the VJP is right."""
-    ws = {i: rng.standard_normal(target.x[i].shape) * np.maximum(1.0, np.abs(target.x[i]))
+    ws = {i: rng.standard_normal(target.x[i].shape) * num.input_scale(target.x[i])
           for i in target.diff}
     vs = [rng.standard_normal(f.shape) for f in target.f0]
     grads = target.vjp(vs)

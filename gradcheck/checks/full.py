@@ -92,7 +92,7 @@ def _columns_chunk(target: Target, i: int, elements: np.ndarray, method: str, st
     flat = x.ravel()
     n = len(elements)
     if method == "complex":
-        h = num.COMPLEX_STEP * np.maximum(1.0, np.abs(flat[elements]))
+        h = num.COMPLEX_STEP * num.input_scale(flat[elements])
         points = np.tile(flat.astype(np.complex128), (n, 1))
         points[np.arange(n), elements] += 1j * h
         outs = target.evaluate_points(i, points.reshape((n,) + x.shape), "complex128")
@@ -174,7 +174,7 @@ def entry_tolerance(target: Target, pos: int, k: int, numeric, estimate, element
                     atol=None, rtol=None, floor: bool = True):
     """The tolerance of the documented rule for entries (elements x output k) of one block."""
     i = target.diff[pos]
-    s = np.maximum(1.0, np.abs(target.x[i].ravel()[elements]))[:, None]
+    s = num.input_scale(target.x[i].ravel()[elements])[:, None]
     return tolerance_at(target, pos, k, numeric, estimate, s, atol, rtol, floor)
 
 
@@ -183,7 +183,7 @@ def tolerance_at(target: Target, pos: int, k: int, numeric, estimate, s, atol=No
     """entry_tolerance with the input sizes ``s = max(1, |x_j|)`` given per entry; with
     ``outs``, the entries are a flat list and ``outs`` holds their output elements."""
     amplification = target.amplification[k].ravel()
-    f0 = np.abs(target.f0[k].ravel())
+    f0 = num.finite_abs(target.f0[k].ravel())
     if outs is None:
         amplification, f0 = amplification[None, :], f0[None, :]
     else:
@@ -207,7 +207,7 @@ def compare_block(result: GradcheckResult, target: Target, pos: int, k: int,
     # Entries where both sides are exactly zero have zero error and cannot mismatch; judging
     # only the rest keeps sparse Jacobians (elementwise ops) cheap. NaN != 0, so it stays.
     judged = (numeric_block != 0) | (analytic != 0) | kink_block
-    size = np.maximum(1.0, np.abs(target.x[i].ravel()))
+    size = num.input_scale(target.x[i].ravel())
     if judged.all():  # a dense block: flat views instead of gathered copies
         n, m = judged.shape
         rows, outs = np.repeat(np.arange(n), m), np.tile(np.arange(m), n)

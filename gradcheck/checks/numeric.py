@@ -32,6 +32,29 @@ def dtype_eps(name: str) -> float:
     return DTYPE_EPS.get(name, DTYPE_EPS["float64"])
 
 
+def input_scale(x: np.ndarray) -> np.ndarray:
+    """``max(1, |x|)`` per element, 1 where ``x`` is not finite.
+
+    NOTE: an input of -inf (a mask in a softmax) stays -inf when perturbed; a step of inf
+    would make it NaN, and every tolerance built from its size NaN with it.
+
+    >>> input_scale(np.array([0.5, -3.0, -np.inf])).tolist()
+    [1.0, 3.0, 1.0]
+    """
+    x = np.asarray(x)
+    return np.where(np.isfinite(x), np.maximum(1.0, np.abs(x)), 1.0)
+
+
+def finite_abs(a: np.ndarray) -> np.ndarray:
+    """``|a|`` with inf and NaN read as 0: the sizes of infinite outputs carry no scale.
+
+    >>> finite_abs(np.array([-2.0, np.inf])).tolist()
+    [2.0, 0.0]
+    """
+    a = np.abs(np.asarray(a))
+    return np.where(np.isfinite(a), a, 0.0)
+
+
 def steps(x: np.ndarray, eval_eps: float, eval_dtype: str = "float64", scale: float = 1.0):
     """Per-element central-difference steps h = cbrt(eps) * max(1, |x|), made exact.
 
@@ -39,7 +62,7 @@ def steps(x: np.ndarray, eval_eps: float, eval_dtype: str = "float64", scale: fl
     True
     """
     x = np.asarray(x, dtype=np.float64)
-    h = scale * np.cbrt(eval_eps) * np.maximum(1.0, np.abs(x))
+    h = scale * np.cbrt(eval_eps) * input_scale(x)
     # NOTE: x + h is rounded when it is stored; dividing by the nominal h instead of the step
     # actually taken adds an error of eps*|x|/h to every quotient. Use the representable step.
     dtype = np.dtype(eval_dtype) if eval_dtype in ("float16", "float32") else np.float64
@@ -53,7 +76,7 @@ def quotient_rounding(eval_eps: float, values, h):
     >>> float(quotient_rounding(2.0**-52, [np.array([2.0])], 1.0)) == 128 * 2.0**-52
     True
     """
-    f_max = max(float(np.max(np.abs(a), initial=0.0)) for a in values)
+    f_max = max(float(np.max(finite_abs(a), initial=0.0)) for a in values)
     return ROUNDING * eval_eps * f_max / h
 
 

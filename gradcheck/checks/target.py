@@ -10,11 +10,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from gradcheck.checks.adapters.base import Adapter
-from gradcheck.checks.numeric import dtype_eps
+from gradcheck.checks.numeric import dtype_eps, input_scale
 from gradcheck.checks.realify import join, real_dtype, split
 
 # Upper bound on the elements of one batched input; keeps memory in the tens of megabytes.
 BATCH_ELEMENTS = 2**21
+# NOTE: a vmap call costs about as much as 20 small calls, and choosing a batching mode costs
+# a few more; a handful of points is cheaper one by one.
+LOOP_POINTS = 8
 
 
 class Target:
@@ -129,13 +132,18 @@ class Target:
 
     def _evaluate_chunk(self, i: int, points: np.ndarray, dtype: str | None):
         key = (i, dtype)
+        if key not in self._batch_mode and len(points) <= LOOP_POINTS:
+            return self._looped(i, points, dtype)
         if key not in self._batch_mode:
             self._batch_mode[key] = self._pick_batch_mode(i, points, dtype)
         mode = self._batch_mode[key]
         if mode == "loop":
-            rows = [self._at(i, p, dtype) for p in points]
-            return [np.stack([r[k] for r in rows]) for k in range(len(self.f0))]
+            return self._looped(i, points, dtype)
         return self._batched(i, points, dtype, mode)
+
+    def _looped(self, i: int, points: np.ndarray, dtype: str | None):
+        rows = [self._at(i, p, dtype) for p in points]
+        return [np.stack([r[k] for r in rows]) for k in range(len(self.f0))]
 
     def _at(self, i: int, value: np.ndarray, dtype: str | None):
         arrays = list(self.x)
@@ -160,7 +168,7 @@ class Target:
         if not self.batch or len(points) < 2:
             return "loop"
         rng = np.random.default_rng(1234)
-        scale = np.maximum(1.0, np.abs(self.x[i]))
+        scale = input_scale(self.x[i])
         trial = self.x[i] + 1e-3 * scale * rng.standard_normal((3,) + self.x[i].shape)
         if np.iscomplexobj(points):
             trial = trial + 1e-3j

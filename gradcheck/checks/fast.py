@@ -17,6 +17,7 @@ from gradcheck.checks.full import (
     Screen,
     analytic_rows,
     compare_block,
+    jacobian_size_problem,
     numeric_columns,
 )
 from gradcheck.checks.result import GradcheckResult
@@ -156,6 +157,13 @@ def _probe_agrees(target, k, grads, live, ws_p, v, directional, atol, rtol):
 
 def _recheck(result: GradcheckResult, target: Target, blocks, atol, rtol) -> None:
     if not blocks:
+        return
+    too_large = jacobian_size_problem(target, blocks)
+    if too_large:
+        result.passed = False
+        result.problems.append(
+            f"probes disagree (largest error {result.max_abs_error:.3g}) and the blocks cannot "
+            f"be re-checked entry by entry: {too_large.split(';')[0]}")
         return
     outputs = sorted({k for _, k in blocks})
     jac = analytic_rows(target, outputs)

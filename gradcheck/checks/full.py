@@ -256,9 +256,33 @@ def compare_block(result: GradcheckResult, target: Target, pos: int, k: int,
         ))
 
 
+# NOTE: full mode holds a few dense copies of the Jacobian (analytic, numeric, estimate);
+# past this many entries (256 MB per copy) it refuses instead of asking for terabytes.
+MAX_JACOBIAN_ENTRIES = 2**25
+
+
+def jacobian_size_problem(target: Target, blocks) -> str | None:
+    """Why the (pos, k) ``blocks`` are too large to hold entry by entry, or None."""
+    sizes = {}
+    for pos, k in blocks:
+        sizes[pos] = sizes.get(pos, 0) + target.x[target.diff[pos]].size * target.f0[k].size
+    total = sum(sizes.values())
+    if total <= MAX_JACOBIAN_ENTRIES:
+        return None
+    inputs = ", ".join(f"{target.input_names[target.diff[p]]} ({target.x[target.diff[p]].size}"
+                       " elements)" for p in sizes)
+    return (f"the Jacobian has {total:,} entries ({8 * total / 2**30:.1f} GiB per copy) for "
+            f"{inputs}; full mode stops at {MAX_JACOBIAN_ENTRIES:,}: use mode='fast' or a "
+            "smaller input")
+
+
 def run_full(result: GradcheckResult, target: Target, method: str, step, atol, rtol,
              one_sided: bool = True) -> None:
     """Compare every block of the Jacobian (``one_sided``: the forward-difference screen)."""
+    problem = jacobian_size_problem(target, [(pos, k) for pos in range(len(target.diff))
+                                             for k in range(len(target.f0))])
+    if problem:
+        raise ValueError(problem)
     jac = analytic_rows(target)
     outputs = list(range(len(target.f0)))
     for pos, i in enumerate(target.diff):

@@ -21,6 +21,7 @@ SAFETY = 8.0  # K: the tolerance is K times the finite-difference error estimate
 ROUNDING = 64.0  # C: rounding of the difference quotient is C * eps * max|f| / h
 DTYPE_ROUNDING = 64.0  # R: an analytic gradient in dtype d may be off by R * eps_d * scale
 COMPLEX_STEP = 1e-20  # relative step of the complex-step derivative
+TAYLOR_FIT = 0.35  # largest log-residual of a remainder that still follows one power of t
 
 
 def dtype_eps(name: str) -> float:
@@ -224,7 +225,8 @@ def taylor_order(phi0: float, phis: np.ndarray, ts: np.ndarray, slope: float, ev
     """Observed order of |phi(t) - phi(0) - t*slope| as t shrinks: ~2 if slope is right.
 
     Remainders at the rounding floor carry no information and are dropped. Returns None when
-    fewer than two remainders are above the floor (a linear function, for instance).
+    fewer than three remainders are above the floor (a linear function, for instance) or
+    when they do not follow one power of t (then no order describes them).
 
     >>> ts = 0.1 * 0.5 ** np.arange(6)
     >>> round(taylor_order(0.0, np.sin(ts), ts, 1.0, 2.0**-52))
@@ -233,7 +235,12 @@ def taylor_order(phi0: float, phis: np.ndarray, ts: np.ndarray, slope: float, ev
     remainder = np.abs(phis - phi0 - ts * slope)
     floor = 1e3 * eval_eps * (abs(phi0) + np.abs(phis) + np.abs(ts * slope))
     keep = remainder > floor
-    if keep.sum() < 2:
+    if keep.sum() < 3:
         return None
-    fit = np.polyfit(np.log(ts[keep]), np.log(remainder[keep]), 1)
+    log_t, log_r = np.log(ts[keep]), np.log(remainder[keep])
+    fit = np.polyfit(log_t, log_r, 1)
+    # NOTE: a right slope whose remainder mixes t^2 and t^3 terms, or a wrong one at the
+    # crossover of t and t^2, bends the log-log line; a bent line has no single order.
+    if np.max(np.abs(np.polyval(fit, log_t) - log_r)) > TAYLOR_FIT:
+        return None
     return float(fit[0])

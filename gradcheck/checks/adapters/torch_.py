@@ -57,9 +57,10 @@ class TorchAdapter(TorchLikeAdapter):
             wanted = x.requires_grad if wrt is None else i in wrt
             if isinstance(x, torch.Tensor) and x.layout != torch.strided and wanted:
                 raise TypeError(
-                    f"input {i} is a {str(x.layout).replace('torch.', '')} tensor; check_grad "
-                    "supports only strided (dense) tensors as differentiated inputs: pass "
-                    "x.to_dense() and convert inside fn, or set requires_grad=False on it"
+                    f"input {i} is a {str(x.layout).replace('torch.', '')} tensor, a layout "
+                    "check_grad does not support for a differentiated input (supported: "
+                    "strided, i.e. dense, tensors); pass x.to_dense() and convert inside fn, "
+                    "or set requires_grad=False on it"
                 )
         super().__init__(fn, inputs, wrt)
 

@@ -58,8 +58,7 @@ def opinfo_ops(every: int = 1, start: int = 0, names: list[str] | None = None):
            if op.supports_autograd and op.supports_dtype(torch.float64, "cpu")]
     if names:
         wanted = set(names)
-        return [op for op in ops if op.name in wanted
-                or f"{op.name}.{op.variant_test_name}".rstrip(".") in wanted]
+        return [op for op in ops if op_label(op) in wanted]
     return ops[start::every]
 
 

@@ -1,6 +1,7 @@
 """check_grad against torch.autograd.gradcheck on the samples of torch's own OpInfo database.
 
 Run:  OPENBLAS_NUM_THREADS=1 python bench/opinfo.py [--samples 3] [--every 1] [--json out.json]
+      (shards: --every 2 --start 0 / --start 1, then --summarize a.json b.json)
 
 Every op of ``torch.testing._internal.common_methods_invocations.op_db`` that supports
 autograd and float64 on CPU contributes its first ``--samples`` sample inputs (float64,
@@ -29,7 +30,9 @@ import torch
 
 from gradcheck.checks import check_grad
 
-TIMEOUT_S = 30  # per checker and sample; a check still running then is reported as timeout
+# per checker and sample, in CPU seconds (the machine may be shared); a check still running
+# then is reported as timeout
+TIMEOUT_S = 30
 UNSUPPORTED = "unsupported"
 
 
@@ -130,18 +133,18 @@ def _alarm(signum, frame):
 
 def timed(run) -> Outcome:
     """Run one check under the per-check time limit; CPU seconds (one thread)."""
-    signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(TIMEOUT_S)
+    signal.signal(signal.SIGPROF, _alarm)
+    signal.setitimer(signal.ITIMER_PROF, TIMEOUT_S)
     start = time.process_time()
     try:
         verdict, message = run()
     except _Timeout:
-        verdict, message = "timeout", f"over {TIMEOUT_S} s"
+        verdict, message = "timeout", f"over {TIMEOUT_S} CPU s"
     except Exception as e:  # noqa: BLE001 - every exception is a finding here
         verdict = UNSUPPORTED if _is_unsupported(e) else "error"
         message = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
     finally:
-        signal.alarm(0)
+        signal.setitimer(signal.ITIMER_PROF, 0)
     return Outcome(verdict, time.process_time() - start, message)
 
 
@@ -231,7 +234,15 @@ def main() -> None:
     parser.add_argument("--start", type=int, default=0)
     parser.add_argument("--ops", nargs="*", help="only these ops (name or name.variant)")
     parser.add_argument("--json", help="write every outcome to this file")
+    parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help="CPU s per check")
+    parser.add_argument("--summarize", nargs="*", help="only summarize these --json files")
     args = parser.parse_args()
+    if args.summarize:
+        rows = [row for path in args.summarize for row in json.load(open(path))]
+        print(summarize(rows))
+        return
+    global TIMEOUT_S
+    TIMEOUT_S = args.timeout
     torch.set_num_threads(1)
     rows = []
     for op in opinfo_ops(args.every, args.start, args.ops):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -59,6 +60,23 @@ def miss_probability(error: float, tolerance: float, probes: int) -> float:
     return product_normal_cdf(c) ** probes
 
 
+@dataclass
+class _Directions:
+    """The probes' directions for one input, flattened: w = u * max(1, |x|), u standard
+    normal, with what every probe's tolerance needs from them."""
+
+    w: np.ndarray  # (P, n)
+    u_l1: np.ndarray  # (P,): sum |u| = sum |w| / max(1, |x|)
+    w_l1: np.ndarray  # (P,)
+    abs_x: np.ndarray  # (n,): |x|, 0 where x is not finite
+
+    @classmethod
+    def draw(cls, rng: np.random.Generator, x: np.ndarray, probes: int) -> _Directions:
+        u = rng.standard_normal((probes, x.size))
+        w = u * num.input_scale(x.ravel())
+        return cls(w, np.abs(u).sum(axis=1), np.abs(w).sum(axis=1), num.finite_abs(x.ravel()))
+
+
 def run_fast(result: GradcheckResult, target: Target, probes: int, seed: int,
              atol, rtol) -> None:
     """Probe every output along random directions of all inputs at once; re-check the
@@ -69,22 +87,20 @@ def run_fast(result: GradcheckResult, target: Target, probes: int, seed: int,
     """
     rng = np.random.default_rng(seed)
     live = [pos for pos, i in enumerate(target.diff) if target.x[i].size]
-    ws = {target.diff[pos]: rng.standard_normal((probes,) + target.x[target.diff[pos]].shape)
-          * num.input_scale(target.x[target.diff[pos]]) for pos in live}
-    vs = [rng.standard_normal((probes,) + f.shape) for f in target.f0]
-    if not ws:
+    dirs = {pos: _Directions.draw(rng, target.x[target.diff[pos]], probes) for pos in live}
+    vs = [rng.standard_normal((probes, f.size)) for f in target.f0]
+    if not dirs:
         return
-    directional = joint_directional(target, ws, np.cbrt(target.eval_eps))
+    directional = joint_directional(target, dirs, np.cbrt(target.eval_eps))
     suspicious: set[tuple[int, int]] = set()
     worst_tol = 0.0
     for p in range(probes):
         for k in range(len(target.f0)):
             gos = [np.zeros_like(f) for f in target.f0]
-            gos[k] = vs[k][p]
+            gos[k] = vs[k][p].reshape(target.f0[k].shape)
             grads = target.vjp(gos)
-            ok, tol, err, rel = _probe_agrees(
-                target, k, grads, live, {i: w[p] for i, w in ws.items()}, vs[k][p],
-                [a[p] for a in directional[k]], atol, rtol)
+            ok, tol, err, rel = _probe_agrees(target, k, p, grads, dirs, vs[k][p],
+                                              [a[p] for a in directional[k]], atol, rtol)
             result.max_abs_error = max(result.max_abs_error, err)
             result.max_rel_error = max(result.max_rel_error, rel)
             worst_tol = max(worst_tol, tol)
@@ -96,16 +112,18 @@ def run_fast(result: GradcheckResult, target: Target, probes: int, seed: int,
     _recheck(result, target, sorted(suspicious), atol, rtol)
 
 
-def joint_directional(target: Target, ws: dict[int, np.ndarray], t: float) -> list:
-    """Per output k, numeric.central_difference along each joint direction (row p of every
-    ``ws[i]``) with step ``t``: (derivative, estimate, kink gap, kink floor), each (P, m_k)."""
-    probes = len(next(iter(ws.values())))
+def joint_directional(target: Target, dirs: dict[int, _Directions], t: float) -> list:
+    """Per output k, numeric.central_difference along each joint direction (probe p moves
+    every input by its ``dirs[pos].w[p]``) with step ``t``: (derivative, estimate, kink gap,
+    kink floor), each (P, m_k)."""
+    probes = len(next(iter(dirs.values())).w)
     rows = []
     for scale in (t, -t, t / 2, -t / 2):
         for p in range(probes):
             arrays = list(target.x)
-            for i, w in ws.items():
-                arrays[i] = target.x[i] + scale * w[p]
+            for pos, d in dirs.items():
+                i = target.diff[pos]
+                arrays[i] = target.x[i] + scale * d.w[p].reshape(target.x[i].shape)
             rows.append(target.evaluate(arrays))
     rows.append(target.f0)
     found = []
@@ -118,35 +136,33 @@ def joint_directional(target: Target, ws: dict[int, np.ndarray], t: float) -> li
     return found
 
 
-def _probe_agrees(target, k, grads, live, ws_p, v, directional, atol, rtol):
-    """Whether one probe of output k agrees: <v, J w> by differences against <J^T v, w>,
-    both summed over the inputs (``ws_p[i]``: the probe's direction for input i)."""
+def _probe_agrees(target, k, p, grads, dirs, v, directional, atol, rtol):
+    """Whether probe p of output k agrees: <v, J w> by differences against <J^T v, w>,
+    both summed over the inputs."""
     d, e, gap, floor = directional
     kink = bool((gap > floor).any())
-    v = v.ravel()
     numeric = float(np.dot(v, d))
     t = np.cbrt(target.eval_eps)
-    analytic = sizes = rounding = natural = w_l1 = 0.0
-    grad_eps = 0.0
+    analytic = sizes = rounding = natural = w_l1 = grad_eps = 0.0
     v_f0 = float(np.abs(v) @ num.finite_abs(target.f0[k].ravel()))
-    for pos in live:
-        i = target.diff[pos]
-        x, w = target.x[i].ravel(), ws_p[i].ravel()
-        g = np.zeros(x.shape) if grads[pos] is None else np.asarray(grads[pos], np.float64).ravel()
-        analytic += float(np.dot(g, w))
-        sizes += float(np.abs(g * w).sum())
-        w_l1 += float(np.abs(w).sum())
-        # NOTE: x + t*w is rounded when stored, moving the probe by up to eps*|x| per element;
-        # that shifts the quotient by up to eps * sum|g x| / t.
-        rounding += target.eval_eps * float(np.abs(g * np.where(np.isfinite(x), x, 0)).sum()) / t
-        natural += v_f0 * float(np.abs(w / num.input_scale(x)).sum())
+    for pos, dr in dirs.items():
+        if grads[pos] is not None:
+            g = np.asarray(grads[pos], np.float64).ravel()
+            analytic += float(g @ dr.w[p])
+            abs_g = np.abs(g)
+            sizes += float(abs_g @ np.abs(dr.w[p]))
+            # NOTE: x + t*w is rounded when stored, moving the probe by up to eps*|x| per
+            # element; that shifts the quotient by up to eps * sum|g x| / t.
+            rounding += target.eval_eps * float(abs_g @ dr.abs_x) / t
+        w_l1 += dr.w_l1[p]
+        natural += v_f0 * dr.u_l1[p]
         grad_eps = max(grad_eps, num.dtype_eps(target.grad_dtypes[pos]))
     sizes += abs(numeric)
     if atol is not None or rtol is not None:
         # An entrywise bound |E_ab| <= atol + rtol*|J_ab| bounds |v^T E w| by the l1 norms.
         tol = (atol or 0.0) * float(np.abs(v).sum()) * w_l1 + (rtol or 0.0) * abs(numeric)
     else:
-        estimate = float(np.dot(np.abs(v), e)) + 2 * rounding
+        estimate = float(np.abs(v) @ e) + 2 * rounding
         grad_eps *= float(target.amplification[k].max(initial=1.0))
         tol = num.SAFETY * estimate + num.DTYPE_ROUNDING * grad_eps * (sizes + natural)
         tol = max(tol, num.SAFETY * float(np.sqrt(target.eval_eps)) * sizes)  # digits floor

@@ -228,6 +228,7 @@ def classify_row(row: dict, mode: str) -> str | None:
 
 
 def main() -> None:
+    global TIMEOUT_S
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=3)
     parser.add_argument("--every", type=int, default=1, help="every n-th op only")
@@ -241,7 +242,6 @@ def main() -> None:
         rows = [row for path in args.summarize for row in json.load(open(path))]
         print(summarize(rows))
         return
-    global TIMEOUT_S
     TIMEOUT_S = args.timeout
     torch.set_num_threads(1)
     rows = []

@@ -67,7 +67,8 @@ def steps(x: np.ndarray, eval_eps: float, eval_dtype: str = "float64", scale: fl
     # NOTE: x + h is rounded when it is stored; dividing by the nominal h instead of the step
     # actually taken adds an error of eps*|x|/h to every quotient. Use the representable step.
     dtype = np.dtype(eval_dtype) if eval_dtype in ("float16", "float32") else np.float64
-    exact = (x.astype(dtype) + h.astype(dtype)).astype(np.float64) - x.astype(dtype)
+    with np.errstate(invalid="ignore"):  # inf - inf for infinite x; the step stays h there
+        exact = (x.astype(dtype) + h.astype(dtype)).astype(np.float64) - x.astype(dtype)
     return np.where(exact > 0, exact, h)
 
 

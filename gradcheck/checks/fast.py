@@ -1,9 +1,10 @@
-"""Fast mode: Gaussian probe pairs per (input, output) block, exact re-check on suspicion.
+"""Fast mode: Gaussian probe pairs per output, exact re-check on suspicion.
 
-For each probe, input i is moved along w = u * max(1, |x|) (u standard normal) and output k is
-weighed by v (standard normal): the finite-difference <v, J w> must match <J^T v, w> from the
-VJP. A block whose probes disagree, or whose probe line crosses a kink, is re-checked entry by
-entry with full mode, so a failure is reported exactly as full mode would report it.
+For each probe, every input i is moved at once along w_i = u_i * max(1, |x_i|) (u standard
+normal) and output k is weighed by v (standard normal): the finite-difference <v, J w> must
+match sum_i <J_i^T v, w_i> from one VJP. The blocks of an output whose probes disagree, or
+whose probe line crosses a kink, are re-checked entry by entry with full mode, so a failure
+is reported exactly as full mode would report it.
 """
 from __future__ import annotations
 

@@ -55,6 +55,9 @@ def check_grad(
         raise ValueError("method='complex' runs in mode='full'; drop one of the two")
     started = time.perf_counter()
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    if not inputs:
+        raise ValueError("inputs=() is empty: pass the tensors or arrays to differentiate, "
+                         "e.g. check_grad(fn, (x,)) with x.requires_grad_(True)")
     adapter = adapter_for(inputs, fn=fn, wrt=wrt, vjp=vjp)
     if not adapter.diff:
         raise ValueError(

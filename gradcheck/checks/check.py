@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checks import numeric as num
 from gradcheck.checks.adapters import adapter_for
 from gradcheck.checks.fast import DEFAULT_PROBES, run_fast
 from gradcheck.checks.full import run_full
@@ -34,7 +35,7 @@ def check_grad(
     seed: int = 0, nondifferentiable: str = "warn", raise_on_failure: bool = True,
     vjp: Callable | None = None, method: str = "central", wrt: Sequence[int] | None = None,
     names: Sequence[str] | None = None, nondet_tol: float = 0.0, batch: bool = True,
-    taylor: bool = True, screen: str = "one-sided",
+    taylor: bool | None = None, screen: str = "one-sided",
 ) -> GradcheckResult:
     """Check the backward of ``fn`` against finite differences at ``inputs``.
 
@@ -54,6 +55,9 @@ def check_grad(
         raise ValueError("method='complex' runs in mode='full'; drop one of the two")
     started = time.perf_counter()
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    if not inputs:
+        raise ValueError("inputs=() is empty: pass the tensors or arrays to differentiate, "
+                         "e.g. check_grad(fn, (x,)) with x.requires_grad_(True)")
     adapter = adapter_for(inputs, fn=fn, wrt=wrt, vjp=vjp)
     if not adapter.diff:
         raise ValueError(
@@ -65,12 +69,17 @@ def check_grad(
     rng = np.random.default_rng(seed)
     result.problems, shapes_ok = backward_problems(target, rng, nondet_tol)
     # with a wrongly shaped grad, values cannot be compared; the shape problem is the report
-    if shapes_ok:
+    if method == "complex" and (target.complex_inputs or target.complex_outputs):
+        raise ValueError("method='complex' needs real inputs and outputs; this function has "
+                         "complex ones: use method='central'")
+    # NOTE: with no element to perturb or no output element to see it, the Jacobian is
+    # empty and there is nothing to compare (torch's gradcheck passes such inputs too)
+    if shapes_ok and target.f0 and any(target.x[i].size for i in target.diff):
         if mode == "full":
             run_full(result, target, method, eps, atol, rtol, one_sided=screen == "one-sided")
         else:
             run_fast(result, target, probes or DEFAULT_PROBES, seed, atol, rtol)
-        if taylor:
+        if taylor or (taylor is None and mode == "full"):
             result.taylor_order = _taylor(target, rng)
     _apply_policy(result, nondifferentiable)
     result.evaluations = dict(target.counts)
@@ -137,7 +146,7 @@ def _apply_policy(result: GradcheckResult, policy: str) -> None:
 
 def _taylor(target: Target, rng: np.random.Generator) -> float | None:
     """Remainder order of <v, f(x + t w)> along a random line; ~2 when the VJP is right."""
-    ws = {i: rng.standard_normal(target.x[i].shape) * np.maximum(1.0, np.abs(target.x[i]))
+    ws = {i: rng.standard_normal(target.x[i].shape) * num.input_scale(target.x[i])
           for i in target.diff}
     vs = [rng.standard_normal(f.shape) for f in target.f0]
     grads = target.vjp(vs)

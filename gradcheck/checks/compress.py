@@ -128,7 +128,7 @@ def compressed_columns(target, i: int, step, screen: full.Screen, colors) -> ful
     h = full.steps_for(target, flat, step)
     c = groups.count
     outs = _along_colors(target, i, groups, h, np.arange(c), with_x=True)
-    size = np.maximum(1.0, np.abs(flat))
+    size = num.input_scale(flat)
     h_min = np.minimum.reduceat(h[groups.order], groups.starts)[:, None]
     s_max = np.maximum.reduceat(size[groups.order], groups.starts)[:, None]
     packed = []

@@ -92,7 +92,7 @@ def _columns_chunk(target: Target, i: int, elements: np.ndarray, method: str, st
     flat = x.ravel()
     n = len(elements)
     if method == "complex":
-        h = num.COMPLEX_STEP * np.maximum(1.0, np.abs(flat[elements]))
+        h = num.COMPLEX_STEP * num.input_scale(flat[elements])
         points = np.tile(flat.astype(np.complex128), (n, 1))
         points[np.arange(n), elements] += 1j * h
         outs = target.evaluate_points(i, points.reshape((n,) + x.shape), "complex128")
@@ -174,7 +174,7 @@ def entry_tolerance(target: Target, pos: int, k: int, numeric, estimate, element
                     atol=None, rtol=None, floor: bool = True):
     """The tolerance of the documented rule for entries (elements x output k) of one block."""
     i = target.diff[pos]
-    s = np.maximum(1.0, np.abs(target.x[i].ravel()[elements]))[:, None]
+    s = num.input_scale(target.x[i].ravel()[elements])[:, None]
     return tolerance_at(target, pos, k, numeric, estimate, s, atol, rtol, floor)
 
 
@@ -183,7 +183,7 @@ def tolerance_at(target: Target, pos: int, k: int, numeric, estimate, s, atol=No
     """entry_tolerance with the input sizes ``s = max(1, |x_j|)`` given per entry; with
     ``outs``, the entries are a flat list and ``outs`` holds their output elements."""
     amplification = target.amplification[k].ravel()
-    f0 = np.abs(target.f0[k].ravel())
+    f0 = num.finite_abs(target.f0[k].ravel())
     if outs is None:
         amplification, f0 = amplification[None, :], f0[None, :]
     else:
@@ -207,7 +207,7 @@ def compare_block(result: GradcheckResult, target: Target, pos: int, k: int,
     # Entries where both sides are exactly zero have zero error and cannot mismatch; judging
     # only the rest keeps sparse Jacobians (elementwise ops) cheap. NaN != 0, so it stays.
     judged = (numeric_block != 0) | (analytic != 0) | kink_block
-    size = np.maximum(1.0, np.abs(target.x[i].ravel()))
+    size = num.input_scale(target.x[i].ravel())
     if judged.all():  # a dense block: flat views instead of gathered copies
         n, m = judged.shape
         rows, outs = np.repeat(np.arange(n), m), np.tile(np.arange(m), n)
@@ -256,12 +256,38 @@ def compare_block(result: GradcheckResult, target: Target, pos: int, k: int,
         ))
 
 
+# NOTE: full mode holds a few dense copies of the Jacobian (analytic, numeric, estimate);
+# past this many entries (256 MB per copy) it refuses instead of asking for terabytes.
+MAX_JACOBIAN_ENTRIES = 2**25
+
+
+def jacobian_size_problem(target: Target, blocks) -> str | None:
+    """Why the (pos, k) ``blocks`` are too large to hold entry by entry, or None."""
+    sizes = {}
+    for pos, k in blocks:
+        sizes[pos] = sizes.get(pos, 0) + target.x[target.diff[pos]].size * target.f0[k].size
+    total = sum(sizes.values())
+    if total <= MAX_JACOBIAN_ENTRIES:
+        return None
+    inputs = ", ".join(f"{target.input_names[target.diff[p]]} ({target.x[target.diff[p]].size}"
+                       " elements)" for p in sizes)
+    return (f"the Jacobian has {total:,} entries ({8 * total / 2**30:.1f} GiB per copy) for "
+            f"{inputs}; full mode stops at {MAX_JACOBIAN_ENTRIES:,}: use mode='fast' or a "
+            "smaller input")
+
+
 def run_full(result: GradcheckResult, target: Target, method: str, step, atol, rtol,
              one_sided: bool = True) -> None:
     """Compare every block of the Jacobian (``one_sided``: the forward-difference screen)."""
+    problem = jacobian_size_problem(target, [(pos, k) for pos in range(len(target.diff))
+                                             for k in range(len(target.f0))])
+    if problem:
+        raise ValueError(problem)
     jac = analytic_rows(target)
     outputs = list(range(len(target.f0)))
     for pos, i in enumerate(target.diff):
+        if target.x[i].size == 0:
+            continue  # no entries to compare
         screen = Screen(pos, jac[pos], outputs, atol, rtol, one_sided)
         cols = numeric_columns(target, i, method, step, screen)
         for k in outputs:

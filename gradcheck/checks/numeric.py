@@ -15,11 +15,13 @@ DTYPE_EPS = {
     "bfloat16": 2.0**-7,
     "complex128": float(np.finfo(np.float64).eps),
     "complex64": float(np.finfo(np.float32).eps),
+    "complex32": float(np.finfo(np.float16).eps),
 }
 SAFETY = 8.0  # K: the tolerance is K times the finite-difference error estimate
 ROUNDING = 64.0  # C: rounding of the difference quotient is C * eps * max|f| / h
 DTYPE_ROUNDING = 64.0  # R: an analytic gradient in dtype d may be off by R * eps_d * scale
 COMPLEX_STEP = 1e-20  # relative step of the complex-step derivative
+TAYLOR_FIT = 0.35  # largest log-residual of a remainder that still follows one power of t
 
 
 def dtype_eps(name: str) -> float:
@@ -31,6 +33,29 @@ def dtype_eps(name: str) -> float:
     return DTYPE_EPS.get(name, DTYPE_EPS["float64"])
 
 
+def input_scale(x: np.ndarray) -> np.ndarray:
+    """``max(1, |x|)`` per element, 1 where ``x`` is not finite.
+
+    NOTE: an input of -inf (a mask in a softmax) stays -inf when perturbed; a step of inf
+    would make it NaN, and every tolerance built from its size NaN with it.
+
+    >>> input_scale(np.array([0.5, -3.0, -np.inf])).tolist()
+    [1.0, 3.0, 1.0]
+    """
+    x = np.asarray(x)
+    return np.where(np.isfinite(x), np.maximum(1.0, np.abs(x)), 1.0)
+
+
+def finite_abs(a: np.ndarray) -> np.ndarray:
+    """``|a|`` with inf and NaN read as 0: the sizes of infinite outputs carry no scale.
+
+    >>> finite_abs(np.array([-2.0, np.inf])).tolist()
+    [2.0, 0.0]
+    """
+    a = np.abs(np.asarray(a))
+    return np.where(np.isfinite(a), a, 0.0)
+
+
 def steps(x: np.ndarray, eval_eps: float, eval_dtype: str = "float64", scale: float = 1.0):
     """Per-element central-difference steps h = cbrt(eps) * max(1, |x|), made exact.
 
@@ -38,11 +63,12 @@ def steps(x: np.ndarray, eval_eps: float, eval_dtype: str = "float64", scale: fl
     True
     """
     x = np.asarray(x, dtype=np.float64)
-    h = scale * np.cbrt(eval_eps) * np.maximum(1.0, np.abs(x))
+    h = scale * np.cbrt(eval_eps) * input_scale(x)
     # NOTE: x + h is rounded when it is stored; dividing by the nominal h instead of the step
     # actually taken adds an error of eps*|x|/h to every quotient. Use the representable step.
     dtype = np.dtype(eval_dtype) if eval_dtype in ("float16", "float32") else np.float64
-    exact = (x.astype(dtype) + h.astype(dtype)).astype(np.float64) - x.astype(dtype)
+    with np.errstate(invalid="ignore"):  # inf - inf for infinite x; the step stays h there
+        exact = (x.astype(dtype) + h.astype(dtype)).astype(np.float64) - x.astype(dtype)
     return np.where(exact > 0, exact, h)
 
 
@@ -52,7 +78,7 @@ def quotient_rounding(eval_eps: float, values, h):
     >>> float(quotient_rounding(2.0**-52, [np.array([2.0])], 1.0)) == 128 * 2.0**-52
     True
     """
-    f_max = max(float(np.max(np.abs(a), initial=0.0)) for a in values)
+    f_max = max(float(np.max(finite_abs(a), initial=0.0)) for a in values)
     return ROUNDING * eval_eps * f_max / h
 
 
@@ -200,7 +226,8 @@ def taylor_order(phi0: float, phis: np.ndarray, ts: np.ndarray, slope: float, ev
     """Observed order of |phi(t) - phi(0) - t*slope| as t shrinks: ~2 if slope is right.
 
     Remainders at the rounding floor carry no information and are dropped. Returns None when
-    fewer than two remainders are above the floor (a linear function, for instance).
+    fewer than three remainders are above the floor (a linear function, for instance) or
+    when they do not follow one power of t (then no order describes them).
 
     >>> ts = 0.1 * 0.5 ** np.arange(6)
     >>> round(taylor_order(0.0, np.sin(ts), ts, 1.0, 2.0**-52))
@@ -209,7 +236,12 @@ def taylor_order(phi0: float, phis: np.ndarray, ts: np.ndarray, slope: float, ev
     remainder = np.abs(phis - phi0 - ts * slope)
     floor = 1e3 * eval_eps * (abs(phi0) + np.abs(phis) + np.abs(ts * slope))
     keep = remainder > floor
-    if keep.sum() < 2:
+    if keep.sum() < 3:
         return None
-    fit = np.polyfit(np.log(ts[keep]), np.log(remainder[keep]), 1)
+    log_t, log_r = np.log(ts[keep]), np.log(remainder[keep])
+    fit = np.polyfit(log_t, log_r, 1)
+    # NOTE: a right slope whose remainder mixes t^2 and t^3 terms, or a wrong one at the
+    # crossover of t and t^2, bends the log-log line; a bent line has no single order.
+    if np.max(np.abs(np.polyval(fit, log_t) - log_r)) > TAYLOR_FIT:
+        return None
     return float(fit[0])

@@ -85,10 +85,8 @@ class GradcheckResult:
              + ", ".join(f"{k}={v}" for k, v in sorted(self.evaluations.items()))),
         ]
         if self.taylor_order is not None:
-            lines.append(
-                f"  Taylor remainder order {self.taylor_order:.2f} "
-                "(about 2 for a right gradient, about 1 for a wrong one)"
-            )
+            lines.append(f"  Taylor remainder order {self.taylor_order:.2f} along one random "
+                         f"direction: {_taylor_meaning(self.taylor_order)}")
         if self.probes is not None and self.miss_probability is not None:
             lines.append(
                 f"  fast mode: {self.probes} probe pairs per block; chance of missing one "
@@ -123,6 +121,14 @@ class GradcheckResult:
             lines.append(f"    first {min(count, SHOWN_MISMATCHES)}:")
             lines.extend(f"      {m.describe()}" for m in block[:SHOWN_MISMATCHES])
         return lines
+
+
+def _taylor_meaning(order: float) -> str:
+    """What a Taylor remainder order says (a second opinion, never the verdict)."""
+    if order < 1.5:
+        return "first order, so the gradient is wrong along it"
+    return ("second order or higher, so the gradient is right along it to the test's "
+            "resolution (an error in a few entries can hide from one direction)")
 
 
 def _beyond_tolerance(m: Mismatch) -> float:

@@ -58,7 +58,7 @@ def direction_kink(target: Target, i: int, step: float | None) -> bool:
     """
     x = target.x[i]
     rng = np.random.default_rng(KINK_SEED)
-    w = rng.standard_normal((KINK_DIRECTIONS,) + x.shape) * np.maximum(1.0, np.abs(x))
+    w = rng.standard_normal((KINK_DIRECTIONS,) + x.shape) * num.input_scale(x)
     t = np.cbrt(target.eval_eps) if step is None else step
     return any(bool((gap > floor).any())
                for _, _, gap, floor in full.directional_differences(target, i, w, t))

@@ -10,10 +10,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from gradcheck.checks.adapters.base import Adapter
-from gradcheck.checks.numeric import dtype_eps
+from gradcheck.checks.numeric import dtype_eps, input_scale
+from gradcheck.checks.realify import join, real_dtype, split
 
 # Upper bound on the elements of one batched input; keeps memory in the tens of megabytes.
 BATCH_ELEMENTS = 2**21
+# NOTE: a vmap call costs about as much as 20 small calls, and choosing a batching mode costs
+# a few more; a handful of points is cheaper one by one.
+LOOP_POINTS = 8
 
 
 class Target:
@@ -26,36 +30,62 @@ class Target:
         self.batch = batch
         self._batch_mode: dict[tuple[int, str | None], str] = {}
         inputs = adapter.inputs
-        self.x = [
-            np.asarray(adapter.to_numpy(x), dtype=np.float64) if adapter.is_float(x) else None
-            for x in inputs
-        ]
+        native = [np.asarray(adapter.to_numpy(x)) if adapter.is_float(x) else None
+                  for x in inputs]
+        # complex inputs are seen as real pairs on a last axis of 2 (realify.py)
+        self.complex_inputs = {i for i, a in enumerate(native)
+                               if a is not None and np.iscomplexobj(a)}
+        self.x = [None if a is None else split(a).astype(np.float64) for a in native]
         self.input_names = _input_names(len(inputs), names)
         self.grad_dtypes = [adapter.dtype_name(inputs[i]) for i in self.diff]
+        self.grad_np_dtypes = [real_dtype(native[i].dtype) for i in self.diff]
+        self._linearized = None
         self.f0 = self._choose_eval_dtype()
         self.output_names = ["output"] if len(self.f0) == 1 else [
             f"output {k}" for k in range(len(self.f0))
         ]
-        self._linearized = None
 
     def _choose_eval_dtype(self) -> list[np.ndarray]:
         try:
-            raw = self._call(self.adapter.native_args(self.x, "float64"))
+            raw = self._call(self._native(self.x, "float64"))
             self.eval_dtype = "float64"
         except Exception:  # noqa: BLE001 - the user's function may raise anything
             # NOTE: the function rejects float64 (e.g. float32 parameters in a closure): the
             # numerical side then runs in the tested dtype, with that dtype's larger step.
-            raw = self._call(self.adapter.native_args(self.x, None))
+            raw = self._call(self._native(self.x, None))
             self.eval_dtype = None
         items = self.adapter.output_items(raw)
-        out_dtypes = [str(np.asarray(self.adapter.to_numpy(o)).dtype) for o in items]
-        in_dtypes = [] if self.eval_dtype else self.grad_dtypes
+        out_dtypes = [_real_name(self.adapter.dtype_name(o)) for o in items]
+        in_dtypes = [] if self.eval_dtype else [_real_name(d) for d in self.grad_dtypes]
         coarsest = max(out_dtypes + in_dtypes + ["float64"], key=dtype_eps)
         self.eval_eps = dtype_eps(coarsest)
         self.eval_name = coarsest if coarsest in ("float16", "float32") else "float64"
-        f0 = self.adapter.outputs_to_numpy(raw)
+        self._select_outputs(self.adapter.outputs_to_numpy(raw))
+        f0 = self._outputs(raw)
         self.amplification = self._forward_amplification(f0)
         return f0
+
+    def _select_outputs(self, outputs: list[np.ndarray]) -> None:
+        """The outputs to check: as torch's gradcheck, those autograd differentiates (all,
+        when none is), and only those with elements; complex ones become real pairs."""
+        self._ensure_linearized()
+        differentiable = self.adapter.differentiable_outputs() or [True] * len(outputs)
+        sized = [k for k, f in enumerate(outputs) if f.size]
+        kept = [k for k in sized if differentiable[k]]
+        self.kept_outputs = kept if kept or any(differentiable) else sized
+        self.out_shapes = [f.shape for f in outputs]
+        self.complex_outputs = {k for k, f in enumerate(outputs) if np.iscomplexobj(f)}
+
+    def _outputs(self, raw) -> list[np.ndarray]:
+        found = self.adapter.outputs_to_numpy(raw)
+        return [split(found[k]).astype(np.float64, copy=False) if k in self.complex_outputs
+                else found[k] for k in self.kept_outputs]
+
+    def _native(self, arrays: Sequence[np.ndarray | None], dtype: str | None,
+                scratch: int | None = None) -> list:
+        joined = [join(a) if i in self.complex_inputs and a is not None else a
+                  for i, a in enumerate(arrays)]
+        return self.adapter.native_args(joined, dtype, scratch)
 
     def _forward_amplification(self, f0: list[np.ndarray]) -> list[np.ndarray]:
         """Per output element, how many of its own eps the low-precision forward is off.
@@ -89,7 +119,7 @@ class Target:
         """Outputs (float64) at one point given as float64 arrays for the inputs; dtype None
         means each input's own dtype."""
         dtype = self.eval_dtype if dtype == "eval" else dtype
-        return self.adapter.outputs_to_numpy(self._call(self.adapter.native_args(arrays, dtype)))
+        return self._outputs(self._call(self._native(arrays, dtype)))
 
     def evaluate_points(self, i: int, points: np.ndarray, dtype: str | None = "eval"):
         """Outputs for each row of ``points`` (values of input i); shapes (B, *out_shape)."""
@@ -102,13 +132,18 @@ class Target:
 
     def _evaluate_chunk(self, i: int, points: np.ndarray, dtype: str | None):
         key = (i, dtype)
+        if key not in self._batch_mode and len(points) <= LOOP_POINTS:
+            return self._looped(i, points, dtype)
         if key not in self._batch_mode:
             self._batch_mode[key] = self._pick_batch_mode(i, points, dtype)
         mode = self._batch_mode[key]
         if mode == "loop":
-            rows = [self._at(i, p, dtype) for p in points]
-            return [np.stack([r[k] for r in rows]) for k in range(len(self.f0))]
+            return self._looped(i, points, dtype)
         return self._batched(i, points, dtype, mode)
+
+    def _looped(self, i: int, points: np.ndarray, dtype: str | None):
+        rows = [self._at(i, p, dtype) for p in points]
+        return [np.stack([r[k] for r in rows]) for k in range(len(self.f0))]
 
     def _at(self, i: int, value: np.ndarray, dtype: str | None):
         arrays = list(self.x)
@@ -118,14 +153,14 @@ class Target:
     def _batched(self, i: int, points: np.ndarray, dtype: str | None, mode: str):
         arrays = list(self.x)
         arrays[i] = points
-        args = self.adapter.native_args(arrays, dtype, scratch=i)
+        args = self._native(arrays, dtype, scratch=i)
         self.counts["forward"] += 1
         self.counts["forward_points"] += len(points)
         if mode == "vmap":
             out = self.adapter.vmap_call(args, i)
         else:
             out = self.adapter.call(args)
-        return self.adapter.outputs_to_numpy(out)
+        return self._outputs(out)
 
     def _pick_batch_mode(self, i: int, points: np.ndarray, dtype: str | None) -> str:
         """Try vmap, then plain broadcasting over a leading axis; keep what reproduces the
@@ -133,7 +168,7 @@ class Target:
         if not self.batch or len(points) < 2:
             return "loop"
         rng = np.random.default_rng(1234)
-        scale = np.maximum(1.0, np.abs(self.x[i]))
+        scale = input_scale(self.x[i])
         trial = self.x[i] + 1e-3 * scale * rng.standard_normal((3,) + self.x[i].shape)
         if np.iscomplexobj(points):
             trial = trial + 1e-3j
@@ -153,7 +188,25 @@ class Target:
         self._ensure_linearized()
         self.counts["backward"] += 1
         self.counts["backward_points"] += 1
-        return self._linearized[1](grad_outputs)
+        return self._split_grads(self._linearized[1](self._all_grad_outputs(grad_outputs)))
+
+    def _all_grad_outputs(self, grad_outputs: list[np.ndarray], lead: tuple = ()) -> list:
+        """grad_outputs of the checked outputs (real pairs for complex ones) as the framework
+        takes them: one per output, complex where the output is, zero where not checked."""
+        full = [np.zeros(lead + shape) for shape in self.out_shapes]
+        for k, g in zip(self.kept_outputs, grad_outputs):
+            full[k] = join(g) if k in self.complex_outputs else g
+        return full
+
+    def _split_grads(self, grads: list) -> list:
+        return [None if g is None else split(g) if self.diff[pos] in self.complex_inputs else g
+                for pos, g in enumerate(grads)]
+
+    def _many_vjp(self, grad_outputs: list[np.ndarray]) -> list:
+        """The framework's batched VJP over a leading axis, on the checker's arrays."""
+        lead = (len(grad_outputs[0]),) if grad_outputs else ()
+        many = self.adapter.batched_vjp()
+        return self._split_grads(many(self._all_grad_outputs(grad_outputs, lead)))
 
     def _ensure_linearized(self) -> None:
         if self._linearized is None:
@@ -173,7 +226,7 @@ class Target:
             gos[k] = rows
             self.counts["backward"] += 1
             self.counts["backward_points"] += len(rows)
-            return self.adapter.batched_vjp()(gos)
+            return self._many_vjp(gos)
         found = [single(row) for row in rows]
         return [None if found[0][p] is None else np.stack([f[p] for f in found])
                 for p in range(len(self.diff))]
@@ -188,7 +241,7 @@ class Target:
                 try:
                     gos = [np.zeros((2,) + f.shape) for f in self.f0]
                     gos[k] = trial
-                    got = many(gos)
+                    got = self._many_vjp(gos)
                     want = [single(r) for r in trial]
                     ok = all(
                         (g is None) == (want[0][p] is None) and (g is None or np.allclose(
@@ -210,6 +263,12 @@ def _same_rows(got: list, expected: list, eps: float) -> bool:
         if not np.allclose(got[k], rows, rtol=1e4 * eps, atol=1e4 * eps * scale):
             return False
     return len(got) == len(expected[0])
+
+
+def _real_name(dtype: str) -> str:
+    """The real dtype of a complex dtype's parts (float64 for an unknown name)."""
+    return {"complex128": "float64", "complex64": "float32", "complex32": "float16"}.get(
+        dtype, dtype)
 
 
 def _input_names(n: int, names: Sequence[str] | None) -> list[str]:

@@ -66,6 +66,10 @@ class Adapter:
         """Outputs at the inputs (float64 numpy) and a VJP returning grads in native dtype."""
         raise NotImplementedError
 
+    def differentiable_outputs(self) -> list[bool] | None:
+        """After linearize(): which outputs the framework differentiates (None: all)."""
+        return getattr(self, "output_requires_grad", None)
+
     def batched_vjp(self) -> Callable | None:
         """After linearize(): a VJP over a leading batch axis of grad_outputs, or None.
 

@@ -15,14 +15,59 @@ _DTYPES = {
     "float16": torch.float16,
     "complex128": torch.complex128,
 }
+_COMPLEX_OF = {torch.float64: torch.complex128, torch.float32: torch.complex64,
+               torch.float16: torch.complex32}
+# dtypes numpy lacks, read through a wider one
+_WIDER = {torch.bfloat16: torch.float32, torch.complex32: torch.complex64}
+_NUMPY_OF = {torch.bfloat16: np.float32, torch.complex32: np.complex64}
+
+
+def _target_dtype(like: torch.Tensor, dtype: str | None) -> torch.dtype:
+    """The dtype to evaluate ``like`` in: its own, or ``dtype`` (complex for complex inputs)."""
+    if dtype is None:
+        return like.dtype
+    target = _DTYPES[dtype]
+    return _COMPLEX_OF.get(target, target) if like.is_complex() else target
+
+
+def _in_layout_of(like: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """``values`` written into a copy of ``like``'s whole storage, at ``like``'s strides and
+    offset, when ``like`` is a view of a larger storage.
+
+    NOTE: an op that reads the storage itself (as_strided with a storage offset) is a
+    different function of a compact copy; torch's gradcheck perturbs such inputs in place.
+    """
+    if like.is_contiguous() and like.storage_offset() == 0:
+        return values
+    size = like.untyped_storage().nbytes() // like.element_size()
+    if torch._debug_has_internal_overlap(like) == 1 or size < like.numel():
+        return values  # overlapping (expanded) inputs: torch's gradcheck rejects them too
+    storage = like.detach().as_strided((size,), (1,), 0).to(values.dtype, copy=True)
+    out = storage.as_strided(like.shape, like.stride(), like.storage_offset())
+    out.copy_(values)
+    return out
 
 
 class TorchAdapter(TorchLikeAdapter):
     name = "torch"
     lib = torch
 
+    def __init__(self, fn, inputs, wrt=None):
+        for i, x in enumerate(inputs):
+            wanted = x.requires_grad if wrt is None else i in wrt
+            if isinstance(x, torch.Tensor) and x.layout != torch.strided and wanted:
+                raise TypeError(
+                    f"input {i} is a {str(x.layout).replace('torch.', '')} tensor, a layout "
+                    "check_grad does not support for a differentiated input (supported: "
+                    "strided, i.e. dense, tensors); pass x.to_dense() and convert inside fn, "
+                    "or set requires_grad=False on it"
+                )
+        super().__init__(fn, inputs, wrt)
+
     def is_float(self, x: Any) -> bool:
-        return isinstance(x, torch.Tensor) and (x.is_floating_point() or x.is_complex())
+        # NOTE: sparse and other layouts are passed through as constants (see __init__)
+        return isinstance(x, torch.Tensor) and x.layout == torch.strided and (
+            x.is_floating_point() or x.is_complex())
 
     def dtype_name(self, x: Any) -> str:
         return str(x.dtype).replace("torch.", "") if isinstance(x, torch.Tensor) else "object"
@@ -31,19 +76,24 @@ class TorchAdapter(TorchLikeAdapter):
         if not isinstance(x, torch.Tensor):
             return np.asarray(x)
         x = x.detach().cpu()
-        if x.dtype == torch.bfloat16:
-            x = x.float()
-        return x.resolve_conj().numpy()
+        if x.layout != torch.strided:
+            x = x.to_dense()
+        if x._is_zerotensor():  # autograd's symbolic zero grad (sgn, for one) has no data
+            return np.zeros(tuple(x.shape), _NUMPY_OF.get(x.dtype, np.float64))
+        if x.dtype in _NUMPY_OF:
+            x = x.to(_WIDER[x.dtype])
+        return x.resolve_conj().resolve_neg().numpy()
 
     def to_native(self, a: np.ndarray, like: Any, dtype: str | None) -> Any:
-        target = _DTYPES[dtype] if dtype else like.dtype
-        return torch.from_numpy(np.array(a, copy=True)).to(device=like.device, dtype=target)
+        values = torch.from_numpy(np.array(a, copy=True)).to(
+            device=like.device, dtype=_target_dtype(like, dtype))
+        return _in_layout_of(like, values)
 
     def scratch_to_native(self, a: np.ndarray, like: Any, dtype: str | None) -> Any:
         # NOTE: a batch of thousands of points is the largest array the checker builds;
         # wrapping it (no copy) saves a full pass over it per call.
-        target = _DTYPES[dtype] if dtype else like.dtype
-        return torch.from_numpy(np.ascontiguousarray(a)).to(device=like.device, dtype=target)
+        return torch.from_numpy(np.ascontiguousarray(a)).to(
+            device=like.device, dtype=_target_dtype(like, dtype))
 
     def vmap_call(self, args: list, batched: int) -> Any:
         in_dims = tuple(0 if i == batched else None for i in range(len(args)))

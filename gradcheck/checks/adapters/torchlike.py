@@ -41,6 +41,8 @@ class TorchLikeAdapter(Adapter):
         with self.lib.enable_grad():
             out = self.fn(*self.inputs)
         items = self.output_items(out)
+        self.output_requires_grad = [
+            isinstance(o, self.lib.Tensor) and o.requires_grad for o in items]
         diff_inputs = [self.inputs[i] for i in self.diff]
         self._vjp_many = self.batched_vjp_of(items, diff_inputs)
         return self.outputs_to_numpy(out), self.autograd_vjp(items, diff_inputs)
@@ -53,8 +55,10 @@ class TorchLikeAdapter(Adapter):
         """A VJP through the recorded graph (kept for repeated calls), numpy in and out."""
 
         def vjp(grad_outputs: list[np.ndarray]) -> list[np.ndarray | None]:
+            # NOTE: an all-zero grad_output is left undefined, as torch's gradcheck leaves the
+            # outputs it is not checking; some backwards differ when a grad is missing.
             pairs = [(o, self.grad_output_like(g, o)) for o, g in zip(items, grad_outputs)
-                     if isinstance(o, self.lib.Tensor) and o.requires_grad]
+                     if isinstance(o, self.lib.Tensor) and o.requires_grad and np.any(g)]
             if not pairs:
                 return [None] * len(diff_inputs)
             grads = self.lib.autograd.grad(

@@ -33,8 +33,12 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     (`if math.isfinite(norm):`, `if epoch >= warmup:`) skipping the step drops the batch on
     purpose, so a reset at the top of the next iteration is not reported. Accumulation by a
     running total (`if tokens >= tokens_per_step:`) therefore goes unreported.
-    A `finally:` reset after an exception handler, and a reset outside the loop of a function
-    that is never called in the file (an epoch function), discard gradients on purpose too.
+    A `finally:` reset after an exception handler, and a reset outside the loop that runs the
+    backward passes (`zero_grad()` at the top of an epoch, before the micro-batch loop),
+    discard gradients on purpose too. A reset under a guard of its own (`if accum_steps == 1:`)
+    is not compared with a counter-gated step, since nothing relates the two tests.
+    A prepared optimizer's `zero_grad()` right after a `with accelerator.accumulate(...)`
+    block is gated by the same sync flag, as accelerate does.
 
     ## Example
     ```python
@@ -60,7 +64,10 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     The fix moves the reset to just after the step. For the straight-line form this is safe:
     the step then applies the gradients the code just computed. For loop-carried forms it is
     unsafe: the update now sums k micro-batches, so the effective batch size changes and the
-    learning rate or the loss scaling may need review.
+    learning rate or the loss scaling may need review. When the step sits under a guard of
+    its own inside the window's counter test (`if math.isfinite(norm): step()`), the reset
+    goes after that guard, so a skipped step still ends the window. A reset in `finally:` or
+    in an exception handler is never moved: it also clears what a failed batch left.
     """
 
     CODE = "GC001"

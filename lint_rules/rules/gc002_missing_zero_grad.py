@@ -24,9 +24,16 @@ class MissingZeroGrad(Rule):
     A reset done by code the analysis cannot see (a callback, a function in another module,
     a DeepSpeed-style engine whose `step()` clears gradients itself) is invisible; the rule
     only reports optimizers it can name, and stays silent when a step's receiver is unknown.
-    A function that this file never calls is judged as if it ran once per batch (as
-    dslinter's W5517 does), so a step function whose caller in another file resets the
-    gradients before each call is reported.
+    A function that this file calls is judged where it is called, with what each call passes
+    (`optimizer=None` left out is no optimizer; `do_zero_grad=False` decides its `if`). A
+    function that this file never calls is judged as if it ran once per batch (as dslinter's
+    W5517 does), and so is one it only hands to another call (`Engine(update)`), unless it
+    steps an optimizer its caller passes in (a loss scaler's `__call__`): that one is left to
+    its callers, so a bug inside it whose callers live in another file goes unreported. Test
+    functions (`test_*`, `setUp`) run once. Code inside `with pytest.raises(...)` or
+    `self.assertRaises(...)` is expected to fail and is not judged.
+    When the steps on several branches (`scaler.step(opt)` under AMP, `opt.step()` otherwise)
+    miss the same reset, one finding names them all.
     A name the loop binds anew each iteration (`for model, opt in zip(models, opts):`,
     `opt = optimizers[i]`) is a different optimizer every time, so nothing is carried over for
     it; `for opt in optimizers:` inside a training loop steps each member once, and the
@@ -51,7 +58,10 @@ class MissingZeroGrad(Rule):
     ```
 
     ## Fix safety
-    The fix inserts `<optimizer>.zero_grad()` right after the step, at the same indentation.
+    The fix inserts `<optimizer>.zero_grad()` right after the step (after each step the
+    finding names), at the same indentation; for `opt.step(closure)` it goes first in the
+    closure's body, which the optimizer calls before every evaluation. No fix is offered for
+    an optimizer built with a class that has no `zero_grad()` (`DistributedOptimizer`).
     It is safe: after a step has applied the gradients, resetting them changes nothing but
     the next step's input, which is exactly what was wrong.
     """

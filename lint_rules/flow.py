@@ -127,6 +127,12 @@ class Interpreter(Compound, Effects):
         if isinstance(stmt, cst.ClassDef):
             return Flow(normal=state)
         if not self.contains_events(stmt) and not syntax.may_jump(stmt):
+            if isinstance(stmt, cst.BaseCompoundStatement) and any(
+                    map(self.index.is_optimizer, syntax.bound_names(stmt))):
+                # `if adam: opt = Adam(...) else: opt = SGD(...)`: a new optimizer either way
+                for node in syntax.walk(stmt):
+                    if isinstance(node, (cst.Assign, cst.AnnAssign)):
+                        state = self._assigned(node, state)
             return Flow(normal=self._assigned(stmt, state))
         if isinstance(stmt, cst.If):
             return self._if(stmt, state)

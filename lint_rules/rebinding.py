@@ -155,6 +155,14 @@ def reassigned_optimizers(stmt: cst.CSTNode, is_optimizer) -> set[str]:
     """
     if not isinstance(stmt, (cst.Assign, cst.AnnAssign)) or stmt.value is None:
         return set()
+    if isinstance(stmt.value, (cst.Tuple, cst.List)):
+        # `opt_a, opt_b = SGD(...), Adam(...)`: each name takes its own element
+        return {name for target in syntax.assignment_targets(stmt)
+                if isinstance(target, (cst.Tuple, cst.List))
+                and len(syntax.elements(target)) == len(syntax.elements(stmt.value))
+                for element, value in zip(syntax.elements(target), syntax.elements(stmt.value))
+                if _unknown_object(value)
+                for name in syntax.stored_names(element) if is_optimizer(name)}
     if not _unknown_object(stmt.value):
         return set()
     names = {n for t in syntax.assignment_targets(stmt) for n in syntax.stored_names(t)}

@@ -119,7 +119,8 @@ def _one_per_cause(found) -> list[tuple[Issue, dict]]:
         cause = (issue.optimizer, tuple(map(id, issue.loops)))
         if cause in kept:
             first = kept[cause][0]
-            first.also += (issue.at,)
+            if issue.at != first.at and issue.at not in first.also:
+                first.also += (issue.at,)
             continue
         kept[cause] = (issue, zeroed)
         out.append((issue, zeroed))

@@ -273,7 +273,7 @@ def _fix(analysis, issue):
         inserted = fixes.insert_after(stmt, zero, analysis.text) if stmt else None
         if inserted is None:
             return None
-        edits.extend(inserted)
+        edits.extend(e for e in inserted if e not in edits)  # one reset per place
     return tuple(edits)
 
 

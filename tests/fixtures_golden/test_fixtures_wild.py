@@ -32,3 +32,14 @@ def test_wild_fixture_gives_exactly_its_findings(golden: Any, path: Path) -> Non
                                      path.name)
     assert found == [(e.line, e.column, e.code, golden.one_line(e.message)) for e in expected]
     assert path.stem.startswith("good_") == (not expected), path.stem
+
+
+def test_one_cause_gets_one_reset_after_each_of_its_steps() -> None:
+    from lint_rules.testing import apply_fixes
+
+    source = (WILD / "bad_stale_first_batch_three_step_sites.py").read_text(encoding="utf-8")
+    fixed = apply_fixes(source, lint_rules.check_source(source))
+    added = fixed.count("self.optimizer.zero_grad()") - source.count("self.optimizer.zero_grad()")
+    assert added == 3, fixed
+    assert lint_rules.check_source(fixed) == []
+    compile(fixed, "fixed.py", "exec")

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from gradcheck.ref import arguments, ops
+from gradcheck.ref import arguments, im2col, ops, scans, special
 from gradcheck.ref.broadcast import mismatch_error
 from gradcheck.ref.devices import module_of, to_device
 from gradcheck.ref.dispatch import Op, apply
@@ -91,6 +91,11 @@ def _pow_scalar(ctx, g):
 
 
 def _rpow_scalar(ctx, g):
+    if ctx.base == 0:
+        # NOTE: torch masks 0 ** x to a zero gradient where x >= 0 (result is 0 or 1 there)
+        # instead of 0 * log(0) = nan.
+        r = ctx.result
+        return (_where(r <= 1, 0.0, g * r * float("-inf")),)
     return (g * ctx.result * float(np.log(ctx.base)),)
 
 
@@ -630,6 +635,121 @@ def _to_device(ctx, g):
     return (apply(TABLE["to_device"], g, device=ctx.source, source=ctx.device),)
 
 
+# ---- windows, padding, scans (kernels in im2col.py and scans.py) ------------------------
+def _unfold(ctx, g):
+    size = ctx.in_meta[0][0][2:]
+    return (apply(TABLE["fold"], g, output_size=size, kernel=ctx.kernel, dilation=ctx.dilation,
+                  padding=ctx.padding, stride=ctx.stride),)
+
+
+def _fold(ctx, g):
+    return (apply(TABLE["unfold"], g, kernel=ctx.kernel, dilation=ctx.dilation,
+                  padding=ctx.padding, stride=ctx.stride),)
+
+
+def _pad(ctx, g):
+    # the adjoint of padding is padding by the negated widths: crop what was added
+    return (apply(TABLE["pad"], g, widths=tuple((-b, -a) for b, a in ctx.widths), value=0.0),)
+
+
+def _prod(ctx, g):
+    # NOTE: the product of the *other* elements, from exclusive cumulative products on both
+    # sides, so zeros in the input give torch's exact gradient instead of 0/0.
+    a = _x(ctx)
+    flat = a.reshape(-1) if ctx.dim is None else a
+    d = 0 if ctx.dim is None else ctx.dim
+    one = arguments.zeros_like_shape(flat.narrow(d, 0, 1), flat.narrow(d, 0, 1).shape) + 1
+    n = flat.shape[d]
+    left = ops.cat([one, flat.narrow(d, 0, n - 1).cumprod(d)], d)
+    right = ops.cat([one, flat.flip(d).narrow(d, 0, n - 1).cumprod(d)], d).flip(d)
+    g = g if ctx.dim is None else _keep(g, (d,), a.ndim, ctx.keepdim)
+    return ((g * left * right).reshape(a.shape),)
+
+
+def _cumprod(ctx, g):
+    a, d = _x(ctx), ctx.dim
+    if not (a == 0).any().item():
+        return ((g * ctx.result).flip(d).cumsum(d).flip(d) / a,)
+    # NOTE: with zeros, grad_i = sum_{j>=i} g_j * prod_{k<=j, k!=i} a_k, built from an n x n
+    # table of partial products (row i, column j: product over i < k <= j) instead of a / 0.
+    n = a.shape[d]
+    moved = a.movedim(d, -1)
+    upper = _make(np.triu(np.ones((n, n), dtype=bool), 1))
+    table = ops.where(upper, moved.unsqueeze(-2), 1.0).cumprod(-1)
+    lower = ops.cat([arguments.zeros_like_shape(moved, moved.shape[:-1] + (1,)) + 1,
+                     moved.narrow(-1, 0, n - 1).cumprod(-1)], -1)
+    upto = _make(np.triu(np.ones((n, n), dtype=g._data.dtype)))  # j >= i
+    inner = (table * upto * g.movedim(d, -1).unsqueeze(-2)).sum(-1)
+    return ((lower * inner).movedim(-1, d),)
+
+
+def _running_extreme(ctx, g):
+    shape = ctx.in_meta[0][0]
+    return (arguments.zeros_like_shape(g, shape).scatter_add(ctx.dim, _make(ctx.indices), g),)
+
+
+def _scatter_forward(a, index, src, dim):
+    out = a.copy()
+    where = scans.scatter_index(index, dim)
+    out[where] = src if src.ndim == 0 else src[tuple(slice(0, s) for s in index.shape)]
+    return out
+
+
+def _scatter(ctx, g):
+    (index,) = ctx.saved_tensors
+    ga = g.scatter(ctx.dim, index, 0.0) if ctx.needs_input_grad[0] else None
+    gs = g.gather(ctx.dim, index) if len(ctx.needs_input_grad) > 2 and \
+        ctx.needs_input_grad[2] else None
+    return (ga, None, gs)[:len(ctx.needs_input_grad)]
+
+
+def _scatter_reduce(ctx, g):
+    a, index, src = ctx.saved_tensors
+    reduce, dim = ctx.reduce, ctx.dim
+    if reduce in ("sum", "mean"):
+        ga, gs = g, g.gather(dim, index)
+        if reduce == "mean":
+            counts = _make(np.zeros(a.shape, dtype=g._data.dtype)).scatter_add(
+                dim, index, _make(np.ones(index.shape, dtype=g._data.dtype))) + int(
+                ctx.include_self)
+            counts = _mask(counts > 0, counts) * counts + _mask(counts == 0, counts)
+            ga, gs = g / counts, (g / counts).gather(dim, index)
+        if not ctx.include_self:
+            ga = g.scatter(dim, index, 0.0)
+        return ga, None, gs
+    if reduce in ("amax", "amin"):
+        # NOTE: ties share the gradient evenly between every element equal to the result
+        r = ctx.result
+        hit_a = _mask(a == r, g) if ctx.include_self else _mask(a != a, g)
+        hit_s = _mask(src == r.gather(dim, index), g)
+        count = hit_a.scatter_add(dim, index, hit_s)
+        share = g / count
+        return share * hit_a, None, share.gather(dim, index) * hit_s
+    raise NotImplementedError(f"scatter_reduce backward for reduce='{reduce}' is not in "
+                              "gradcheck.ref; use 'sum', 'mean', 'amax' or 'amin'")
+
+
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+
+
+def _gelu_forward(a, approximate):
+    if approximate == "tanh":
+        return 0.5 * a * (1 + np.tanh(_SQRT_2_OVER_PI * (a + 0.044715 * a ** 3)))
+    return a * 0.5 * (1 + special.erf(a / math.sqrt(2)))
+
+
+def _gelu(ctx, g):
+    a = _x(ctx)
+    if ctx.approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (a + 0.044715 * a ** 3)
+        t = inner.tanh()
+        dinner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * a * a)
+        return (g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * dinner),)
+    cdf = 0.5 * (1 + (a / math.sqrt(2)).erf())
+    pdf = (-0.5 * a * a).exp() / math.sqrt(2 * math.pi)
+    return (g * (cdf + a * pdf),)
+
+
 TABLE = {
     "add": _binary("AddBackward0", np.add, lambda ctx, g: (g, g), saves=()),
     "sub": _binary("SubBackward0", np.subtract, lambda ctx, g: (g, -g), saves=()),
@@ -728,4 +848,30 @@ TABLE = {
                       on_error=_where_error),
     "gather": Op("GatherBackward0", _gather_forward, _gather, (1,)),
     "scatter_add": Op("ScatterAddBackward0", _scatter_add_forward, _scatter_add, (1,)),
+    "unfold": Op("Im2ColBackward0", im2col.unfold, _unfold),
+    "fold": Op("Col2ImBackward0", im2col.fold, _fold),
+    "pad": Op("ConstantPadNdBackward0", im2col.pad, _pad),
+    "erf": _unary("ErfBackward0", special.erf,
+                  lambda ctx, g: (g * (2 / math.sqrt(math.pi)) * (-_x(ctx) ** 2).exp(),)),
+    "log2": _unary("Log2Backward0", np.log2, lambda ctx, g: (g / (_x(ctx) * math.log(2)),)),
+    "gelu": _unary("GeluBackward0", _gelu_forward, _gelu),
+    "prod": _unary("ProdBackward1", lambda a, dim, keepdim: np.prod(a, axis=dim,
+                                                                  keepdims=keepdim), _prod),
+    "flip": _unary("FlipBackward0", lambda a, dims: np.flip(a, dims).copy(),
+                   lambda ctx, g: (g.flip(*ctx.dims),), False),
+    "roll": _unary("RollBackward0", lambda a, shifts, dims: np.roll(a, shifts, dims),
+                   lambda ctx, g: (g.roll(tuple(-s for s in ctx.shifts), ctx.dims),), False),
+    "cumprod": _unary("CumprodBackward0", lambda a, dim: np.cumprod(a, axis=dim), _cumprod,
+                      True, True),
+    "running_extreme": _unary("CummaxBackward0", lambda a, dim, indices: np.take_along_axis(
+        a, indices, axis=dim), _running_extreme, False),
+    "scatter": Op("ScatterBackward0", lambda a, index, src, dim: _scatter_forward(a, index, src,
+                                                                                  dim),
+                  _scatter, (1,)),
+    "scatter_value": Op("ScatterBackward1", lambda a, index, dim, value: _scatter_forward(
+        a, index, np.asarray(value, dtype=a.dtype), dim), _scatter, (1,)),
+    "scatter_reduce": Op("ScatterReduceBackward0", lambda a, index, src, dim, reduce,
+                         include_self: scans.scatter_reduce(a, dim, index, src, reduce,
+                                                            include_self),
+                         _scatter_reduce, "all", saves_output=True),
 }

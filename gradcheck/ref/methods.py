@@ -260,13 +260,15 @@ def attach() -> None:
         "lt le gt ge logical_not logical_and logical_or isnan isinf isfinite flatten unflatten "
         "transpose t permute squeeze unsqueeze expand repeat narrow select unbind split chunk "
         "gather scatter_add index_select clone equal allclose isclose tril triu outer dot add sub "
-        "mul div mm bmm swapaxes broadcast_to sort argsort topk nonzero"
+        "mul div mm bmm swapaxes broadcast_to sort argsort topk nonzero prod cumprod cummax "
+        "cummin flip fliplr flipud roll movedim moveaxis scatter scatter_reduce erf log2 "
+        "repeat_interleave"
     ).split()
     for name in same_name:
         methods.setdefault(name, getattr(ops, name))
     for name in ("exp", "log", "sqrt", "abs", "neg", "sigmoid", "tanh", "relu", "sin", "cos",
                  "pow", "reciprocal", "floor", "ceil", "round", "sign", "log1p", "expm1",
-                 "rsqrt", "square"):
+                 "rsqrt", "square", "erf", "log2", "scatter", "scatter_reduce", "flip"):
         methods[name + "_"] = _inplace_of(getattr(ops, name))
     for name, fn in methods.items():
         setattr(Tensor, name, fn)

@@ -576,3 +576,18 @@ from gradcheck.ref.shapes import (  # noqa: E402,F401
     unsqueeze,
     view,
 )
+from gradcheck.ref.cumulative import cummax, cummin, cumprod, prod  # noqa: E402,F401
+from gradcheck.ref.rearrange import (  # noqa: E402,F401
+    erf,
+    flip,
+    fliplr,
+    flipud,
+    log2,
+    meshgrid,
+    moveaxis,
+    movedim,
+    repeat_interleave,
+    roll,
+    scatter,
+    scatter_reduce,
+)

@@ -1,0 +1,152 @@
+"""Reordering and scattering: ``flip``, ``roll``, ``movedim``, ``meshgrid``, ``scatter``,
+``scatter_reduce``, and the pointwise ``erf`` and ``log2``.
+
+>>> import gradcheck.ref as torch
+>>> torch.roll(torch.tensor([1, 2, 3]), 1)
+tensor([3, 1, 2])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gradcheck.ref import shapes
+from gradcheck.ref.arguments import _float
+from gradcheck.ref.derivatives import TABLE
+from gradcheck.ref.dispatch import apply
+from gradcheck.ref.tensors import Tensor, _dim
+
+
+def _dim_list(dims, ndim):
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = tuple(dims[0])
+    return tuple(_dim(d, max(ndim, 1)) for d in dims)
+
+
+def flip(input, *dims):  # noqa: A002
+    """Reverse the order of elements along ``dims``.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.flip(torch.tensor([1, 2, 3]), [0])
+    tensor([3, 2, 1])
+    """
+    if input._data.ndim == 0:
+        return input.clone()
+    return apply(TABLE["flip"], input, dims=_dim_list(dims, input._data.ndim))
+
+
+def fliplr(input):  # noqa: A002
+    """Flip along dim 1."""
+    return flip(input, 1)
+
+
+def flipud(input):  # noqa: A002
+    """Flip along dim 0."""
+    return flip(input, 0)
+
+
+def roll(input, shifts, dims=None):  # noqa: A002
+    """Shift elements circularly along ``dims`` (the flattened tensor when ``dims`` is None)."""
+    shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else (shifts,)
+    if dims is None:
+        flat = apply(TABLE["roll"], input.reshape(-1), shifts=shifts, dims=(0,))
+        return flat.reshape(input.shape)
+    dims = tuple(dims) if isinstance(dims, (list, tuple)) else (dims,)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
+                           f"{len(dims)}")
+    return apply(TABLE["roll"], input, shifts=shifts, dims=_dim_list(dims, input._data.ndim))
+
+
+def movedim(input, source, destination):  # noqa: A002
+    """Move dims ``source`` to positions ``destination``, keeping the others in order."""
+    ndim = input._data.ndim
+    source = [source] if isinstance(source, int) else list(source)
+    destination = [destination] if isinstance(destination, int) else list(destination)
+    src = [_dim(s, ndim) for s in source]
+    dst = [_dim(d, ndim) for d in destination]
+    rest = iter([d for d in range(ndim) if d not in src])
+    placed = dict(zip(dst, src))
+    order = [placed[i] if i in placed else next(rest) for i in range(ndim)]
+    return shapes.permute(input, *order)
+
+
+moveaxis = movedim
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids from 1-D tensors (torch's default ``indexing="ij"``)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    indexing = indexing or "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    tensors = [t.reshape(-1) for t in tensors]
+    sizes = [t.shape[0] for t in tensors]
+    if indexing == "xy" and len(tensors) >= 2:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    grids = []
+    for i, t in enumerate(tensors):
+        axis = i
+        if indexing == "xy" and len(tensors) >= 2 and i < 2:
+            axis = 1 - i
+        shape = [1] * len(tensors)
+        shape[axis] = -1
+        grids.append(t.reshape(shape).expand(*sizes))
+    return tuple(grids)
+
+
+def _check_index(index, name):
+    if not isinstance(index, Tensor) or index._data.dtype != np.int64:
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):  # noqa: A002
+    """A copy of ``input`` with ``src`` (a tensor or a number) written at ``index`` along dim.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.zeros(3).scatter(0, torch.tensor([2]), torch.tensor([5.0]))
+    tensor([0., 0., 5.])
+    """
+    _check_index(index, "scatter")
+    d = _dim(dim, input._data.ndim)
+    if src is None:
+        src = value
+    if reduce is not None:
+        mode = {"add": "sum", "multiply": "prod"}[reduce]
+        source = src if isinstance(src, Tensor) else input.new_full(index.shape, src)
+        return scatter_reduce(input, d, index, source, mode)
+    if isinstance(src, Tensor):
+        return apply(TABLE["scatter"], input, index, src, dim=d)
+    return apply(TABLE["scatter_value"], input, index, dim=d, value=src)
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):  # noqa: A002
+    """Fold ``src`` into a copy of ``input`` at ``index`` with sum, prod, mean, amax or amin."""
+    _check_index(index, "scatter_reduce")
+    return apply(TABLE["scatter_reduce"], input, index, src, dim=_dim(dim, input._data.ndim),
+                 reduce=reduce, include_self=include_self)
+
+
+def erf(input):  # noqa: A002
+    """The error function."""
+    return apply(TABLE["erf"], _float(input))
+
+
+def log2(input):  # noqa: A002
+    """Base-2 logarithm."""
+    return apply(TABLE["log2"], _float(input))
+
+
+def repeat_interleave(input, repeats, dim=None, *, output_size=None):  # noqa: A002
+    """Repeat each element ``repeats`` times along ``dim`` (the flattened tensor if None)."""
+    if dim is None:
+        input, dim = input.reshape(-1), 0
+    d = _dim(dim, input._data.ndim)
+    if isinstance(repeats, Tensor) and repeats.numel() > 1:
+        index = np.repeat(np.arange(input.shape[d]), repeats._data)
+        return input.index_select(d, Tensor(index.tolist()).long())
+    count = int(repeats.item() if isinstance(repeats, Tensor) else repeats)
+    shape = list(input.shape)
+    expanded = input.unsqueeze(d + 1).expand(*shape[:d + 1], count, *shape[d + 1:])
+    return expanded.flatten(d, d + 1)

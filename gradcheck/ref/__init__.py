@@ -241,3 +241,4 @@ def compile(model=None, **kwargs):  # noqa: A001
 
 
 from gradcheck.ref import nn, optim, utils  # noqa: F401, E402
+from gradcheck.ref.differential import compare_with_torch  # noqa: F401, E402

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from gradcheck.ref import arguments, im2col, ops, scans, special
+from gradcheck.ref import arguments, grad_mode, im2col, ops, scans, special
 from gradcheck.ref.broadcast import mismatch_error
 from gradcheck.ref.devices import module_of, to_device
 from gradcheck.ref.dispatch import Op, apply
@@ -390,7 +390,8 @@ def _select(ctx, g):
     shape = ctx.in_meta[0][0]
     idx = arguments._wrap(ctx.indices)
     g = g if ctx.keepdim else g.unsqueeze(ctx.dim)
-    return (arguments.zeros_like_shape(g, shape).scatter_add(ctx.dim, idx, g),)
+    # each output slot has exactly one index, so a plain scatter (no accumulation) suffices
+    return (arguments.zeros_like_shape(g, shape).scatter(ctx.dim, idx, g),)
 
 
 # ---- shape and indexing ---------------------------------------------------------------------
@@ -637,14 +638,38 @@ def _to_device(ctx, g):
 
 # ---- windows, padding, scans (kernels in im2col.py and scans.py) ------------------------
 def _unfold(ctx, g):
-    size = ctx.in_meta[0][0][2:]
-    return (apply(TABLE["fold"], g, output_size=size, kernel=ctx.kernel, dilation=ctx.dilation,
-                  padding=ctx.padding, stride=ctx.stride),)
+    return (apply(TABLE["fold"], g, size=ctx.in_meta[0][0], kernel=ctx.kernel,
+                  dilation=ctx.dilation, padding=ctx.padding, stride=ctx.stride),)
 
 
 def _fold(ctx, g):
     return (apply(TABLE["unfold"], g, kernel=ctx.kernel, dilation=ctx.dilation,
                   padding=ctx.padding, stride=ctx.stride),)
+
+
+def _plane_gather(ctx, g):
+    return (apply(TABLE["plane_scatter"], g, index=ctx.index, size=ctx.in_meta[0][0][2:],
+                  unique=ctx.unique),)
+
+
+def _plane_scatter(ctx, g):
+    return (apply(TABLE["plane_gather"], g, index=ctx.index, out_hw=ctx.in_meta[0][0][2:],
+                  unique=ctx.unique),)
+
+
+def _batch_norm_forward(x, mean, var, dims, eps):
+    return (x - mean) * (1.0 / np.sqrt(var + eps))
+
+
+def _batch_norm(ctx, g):
+    # d/dx of (x - mean) * rstd with batch statistics: rstd * (g - mean(g) - xhat mean(g xhat))
+    x, _, var = ctx.saved_tensors
+    xhat, dims = ctx.result, ctx.dims
+    if grad_mode.is_grad_enabled():  # create_graph: rstd as a differentiable function of x
+        var = x.var(dims, keepdim=True, unbiased=False)
+    rstd = (var + ctx.eps).rsqrt()
+    inner = g - g.mean(dims, keepdim=True) - xhat * (g * xhat).mean(dims, keepdim=True)
+    return rstd * inner, None, None
 
 
 def _pad(ctx, g):
@@ -851,6 +876,11 @@ TABLE = {
     "unfold": Op("Im2ColBackward0", im2col.unfold, _unfold),
     "fold": Op("Col2ImBackward0", im2col.fold, _fold),
     "pad": Op("ConstantPadNdBackward0", im2col.pad, _pad),
+    "batch_norm": Op("NativeBatchNormBackward0", _batch_norm_forward, _batch_norm, "all",
+                     saves_output=True),
+    "plane_gather": Op("MaxPool2DWithIndicesBackward0", im2col.plane_gather, _plane_gather),
+    "plane_scatter": Op("MaxPool2DWithIndicesBackwardBackward0", im2col.plane_scatter,
+                        _plane_scatter),
     "erf": _unary("ErfBackward0", special.erf,
                   lambda ctx, g: (g * (2 / math.sqrt(math.pi)) * (-_x(ctx) ** 2).exp(),)),
     "log2": _unary("Log2Backward0", np.log2, lambda ctx, g: (g / (_x(ctx) * math.log(2)),)),

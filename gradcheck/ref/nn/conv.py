@@ -1,9 +1,10 @@
 """Convolutions: ``conv1d``/``conv2d``/``conv_transpose2d``, ``unfold``/``fold``, and the
 ``Conv1d``/``Conv2d``/``ConvTranspose2d`` modules.
 
-A convolution is one matrix product, ``weight @ unfold(x)`` (im2col), so its gradients come
-from the matmul rule and from ``unfold``'s adjoint ``fold`` in the derivatives table. A
-transposed convolution is the same two ops the other way round: ``fold(weight.T @ x)``.
+A convolution is one matrix product, ``weight @ unfold(x)`` (im2col, batch-last so the whole
+batch is one GEMM), so its gradients come from the matmul rule and from ``unfold``'s adjoint
+``fold`` in the derivatives table. A transposed convolution is the same two ops the other way
+round: ``fold(weight.T @ x)``.
 1-D convolutions run as 2-D ones with a height of 1.
 
 Example:
@@ -16,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from gradcheck.ref import im2col
 from gradcheck.ref.derivatives import TABLE
 from gradcheck.ref.dispatch import apply
 from gradcheck.ref.nn import init
@@ -29,17 +31,35 @@ def _tuple(value, n: int) -> tuple:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
 
 
+def _columns(input: Tensor, kernel, dilation, padding, stride) -> Tensor:
+    """Batch-last im2col: (N, C, H, W) -> (C * kh * kw, N * L)."""
+    return apply(TABLE["unfold"], input, kernel=kernel, dilation=dilation, padding=padding,
+                 stride=stride)
+
+
+def _uncolumns(cols: Tensor, size, kernel, dilation, padding, stride) -> Tensor:
+    """The adjoint of ``_columns``: (C * kh * kw, N * L) -> (N, C, H, W)."""
+    return apply(TABLE["fold"], cols, size=tuple(size), kernel=kernel, dilation=dilation,
+                 padding=padding, stride=stride)
+
+
+def _geometry(kernel_size, dilation, padding, stride) -> tuple:
+    return (_tuple(kernel_size, 2), _tuple(dilation, 2), _tuple(padding, 2), _tuple(stride, 2))
+
+
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """Sliding local blocks as columns: (N, C, H, W) -> (N, C * kh * kw, L), torch's im2col."""
-    return apply(TABLE["unfold"], input, kernel=_tuple(kernel_size, 2),
-                 dilation=_tuple(dilation, 2), padding=_tuple(padding, 2), stride=_tuple(stride, 2))
+    cols = _columns(input, *_geometry(kernel_size, dilation, padding, stride))
+    return cols.reshape(cols.shape[0], input.shape[0], -1).permute(1, 0, 2)
 
 
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
-    """The adjoint of ``unfold``: columns summed back into an (N, C, H, W) image."""
-    return apply(TABLE["fold"], input, output_size=_tuple(output_size, 2),
-                 kernel=_tuple(kernel_size, 2), dilation=_tuple(dilation, 2),
-                 padding=_tuple(padding, 2), stride=_tuple(stride, 2))
+    """The adjoint of ``unfold``: (N, C * kh * kw, L) columns summed back into an image."""
+    kernel = _tuple(kernel_size, 2)
+    n, ck, _ = input.shape
+    size = (n, ck // (kernel[0] * kernel[1])) + _tuple(output_size, 2)
+    cols = input.permute(1, 0, 2).reshape(ck, -1)
+    return _uncolumns(cols, size, *_geometry(kernel, dilation, padding, stride))
 
 
 def _same_padding(kernel, dilation) -> tuple:
@@ -74,17 +94,17 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     padding = _same_padding(kernel, dilation) if padding == "same" else (
         (0, 0) if padding == "valid" else _tuple(padding, 2))
     n, _, h, w = input.shape
-    cols = unfold(input, kernel, dilation, padding, _tuple(stride, 2))  # (N, C*k, L)
+    stride = _tuple(stride, 2)
+    cols = _columns(input, kernel, dilation, padding, stride)  # (C*k, N*L)
     out_c = weight.shape[0]
     if groups == 1:
-        out = weight.reshape(out_c, -1) @ cols  # (N, O, L): one GEMM per image
+        out = weight.reshape(out_c, -1) @ cols  # (O, N*L): the whole batch in one GEMM
     else:
-        cols = cols.reshape(n, groups, -1, cols.shape[-1])
-        out = weight.reshape(groups, out_c // groups, -1) @ cols
-    sh, sw = _tuple(stride, 2)
-    oh = (h + 2 * padding[0] - dilation[0] * (kernel[0] - 1) - 1) // sh + 1
-    ow = (w + 2 * padding[1] - dilation[1] * (kernel[1] - 1) - 1) // sw + 1
-    out = out.reshape(n, out_c, oh, ow)
+        out = weight.reshape(groups, out_c // groups, -1) @ cols.reshape(groups, -1,
+                                                                        cols.shape[-1])
+    oh, ow = (im2col.out_size(s, k, d, p, st) for s, k, d, p, st in
+              zip((h, w), kernel, dilation, padding, stride))
+    out = out.reshape(out_c, n, oh, ow).permute(1, 0, 2, 3)
     return out if bias is None else out + bias.reshape(1, -1, 1, 1)
 
 
@@ -111,10 +131,10 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     out_c = weight.shape[1] * groups
     size = tuple((s - 1) * st - 2 * p + d * (k - 1) + op + 1 for s, st, p, d, k, op in
                  zip((h, w), stride, padding, dilation, kernel, output_padding))
-    x = input.reshape(n, groups, in_c // groups, h * w)
+    x = input.permute(1, 0, 2, 3).reshape(groups, in_c // groups, n * h * w)
     wt = weight.reshape(groups, in_c // groups, -1).mT  # (G, O/G * k, C/G)
-    cols = (wt @ x).reshape(n, out_c * kernel[0] * kernel[1], h * w)
-    out = fold(cols, size, kernel, dilation, padding, stride)
+    cols = (wt @ x).reshape(out_c * kernel[0] * kernel[1], n * h * w)
+    out = _uncolumns(cols, (n, out_c) + size, kernel, dilation, padding, stride)
     return out if bias is None else out + bias.reshape(1, -1, 1, 1)
 
 

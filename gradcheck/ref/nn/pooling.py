@@ -1,8 +1,9 @@
 """Pooling: ``max_pool1d/2d``, ``avg_pool1d/2d``, ``adaptive_avg_pool1d/2d`` and their modules.
 
-Pooling reuses the convolution's windows: the input is padded (with -inf for max pooling),
-unfolded into columns, and reduced over each window with the engine's ``max`` or ``mean``, so
-the gradients come from rows already in the derivatives table. Adaptive average pooling is
+Average pooling reuses the convolution's windows: the input is zero-padded, unfolded into
+columns and summed per window, so its gradient comes from ``pad`` and ``unfold``. Max pooling
+finds each window's first maximum in numpy (padding counts as -inf) and then gathers those
+elements (``plane_gather`` in the table; its adjoint scatters the gradient back). Adaptive average pooling is
 two products with constant averaging matrices, ``P_h @ x @ P_w^T``.
 
 Example:
@@ -18,7 +19,9 @@ from typing import Any
 import numpy as np
 
 from gradcheck.ref import im2col
-from gradcheck.ref.nn.conv import _tuple, unfold
+from gradcheck.ref.derivatives import TABLE
+from gradcheck.ref.dispatch import apply
+from gradcheck.ref.nn.conv import _columns, _tuple
 from gradcheck.ref.nn.module import Module
 from gradcheck.ref.nn.padding import pad
 
@@ -26,14 +29,11 @@ Tensor = Any
 
 
 def _windows(input: Tensor, kernel, stride, padding, dilation, ceil_mode, fill):
-    """(N, C, k, oh, ow) columns of each pooling window, padded with ``fill``."""
+    """(C, k, N, oh, ow) columns of each pooling window, padded with ``fill``."""
     kernel = _tuple(kernel, 2)
     stride = kernel if stride is None or stride == [] else _tuple(stride, 2)
     padding, dilation = _tuple(padding, 2), _tuple(dilation, 2)
-    if any(2 * p > k for p, k in zip(padding, kernel)):
-        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                           f"pad={padding[0]}, kernel_size={kernel[0]} and dilation="
-                           f"{dilation[0]}")
+    _check_padding(padding, kernel, dilation)
     n, c, h, w = input.shape
     out = [im2col.out_size(s, k, d, p, st, ceil_mode)
            for s, k, d, p, st in zip((h, w), kernel, dilation, padding, stride)]
@@ -42,8 +42,15 @@ def _windows(input: Tensor, kernel, stride, padding, dilation, ceil_mode, fill):
              for o, st, d, k, s, p in zip(out, stride, dilation, kernel, (h, w), padding)]
     padded = pad(input, (padding[1], padding[1] + extra[1], padding[0], padding[0] + extra[0]),
                  value=fill)
-    cols = unfold(padded, kernel, dilation, 0, stride)
-    return cols.reshape(n, c, kernel[0] * kernel[1], out[0], out[1]), kernel, stride, padding
+    cols = _columns(padded, kernel, dilation, (0, 0), stride)
+    return cols.reshape(c, kernel[0] * kernel[1], n, out[0], out[1]), kernel, stride, padding
+
+
+def _check_padding(padding, kernel, dilation) -> None:
+    if any(2 * p > k for p, k in zip(padding, kernel)):
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={padding[0]}, kernel_size={kernel[0]} and dilation="
+                           f"{dilation[0]}")
 
 
 def _batched(fn, input: Tensor, *args, spatial: int = 2):
@@ -63,9 +70,16 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                                   "gradcheck.ref")
 
     def run(x):
-        cols, *_ = _windows(x, kernel_size, stride, padding, dilation, ceil_mode,
-                            float("-inf"))
-        return cols.max(2).values
+        kernel = _tuple(kernel_size, 2)
+        steps = kernel if stride is None or stride == [] else _tuple(stride, 2)
+        pads, dils = _tuple(padding, 2), _tuple(dilation, 2)
+        _check_padding(pads, kernel, dils)
+        out = tuple(im2col.out_size(s, k, d, p, st, ceil_mode)
+                    for s, k, d, p, st in zip(x.shape[2:], kernel, dils, pads, steps))
+        index = im2col.window_argmax(x._data, kernel, dils, pads, steps, out)
+        # windows that cannot overlap send each gradient to a distinct pixel
+        unique = all(st >= d * (k - 1) + 1 for st, d, k in zip(steps, dils, kernel))
+        return apply(TABLE["plane_gather"], x, index=index, out_hw=out, unique=unique)
 
     return _batched(run, input)
 
@@ -77,7 +91,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     def run(x):
         cols, kernel, stride_, padding_ = _windows(x, kernel_size, stride, padding, 1,
                                                    ceil_mode, 0.0)
-        total = cols.sum(2)
+        total = cols.sum(1).permute(1, 0, 2, 3)
         if divisor_override:
             return total / divisor_override
         if count_include_pad and not ceil_mode:

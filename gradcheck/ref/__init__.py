@@ -7,6 +7,7 @@ tensor(12.)
 """
 from gradcheck.ref import methods as _methods
 from gradcheck.ref.dtypes import (  # noqa: F401
+    bfloat16,
     bool_ as bool,  # noqa: A001
     dtype,
     float16,
@@ -91,6 +92,13 @@ from gradcheck.ref.ops import (  # noqa: F401
     concatenate,
     cos,
     cumsum,
+    remainder,
+    fmod,
+    bitwise_and,
+    bitwise_or,
+    bitwise_xor,
+    bitwise_left_shift,
+    bitwise_right_shift,
     cummax,
     cummin,
     cumprod,
@@ -203,9 +211,21 @@ from gradcheck.ref.ops import (  # noqa: F401
 )
 from gradcheck.ref import autograd, cuda  # noqa: F401, E402
 from gradcheck.ref.serialization import load, save  # noqa: F401, E402
+from gradcheck.ref import accelerator, amp, backends, distributed  # noqa: F401, E402
+from gradcheck.ref.amp import autocast, is_autocast_enabled  # noqa: F401, E402
+from gradcheck.ref.legacy import (  # noqa: F401, E402
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)
 from gradcheck.ref.compat import (  # noqa: F401, E402
     are_deterministic_algorithms_enabled,
-    backends,
     finfo,
     get_num_threads,
     iinfo,

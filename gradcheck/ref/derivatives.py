@@ -595,6 +595,28 @@ def _einsum_parse(equation: str, n: int):
     return subs, out
 
 
+def _einsum_error(exc, *arrays, equation):
+    """torch's einsum messages for the mistakes numpy reports in its own words."""
+    lhs, arrow, out = equation.replace(" ", "").partition("->")
+    sizes = {}
+    for i, (sub, a) in enumerate(zip(lhs.split(","), arrays)):
+        if len(sub) != a.ndim:
+            return RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({len(sub)}) does not match "
+                f"the number of dimensions ({a.ndim}) for operand {i} and no ellipsis was given")
+        for letter, size in zip(sub, a.shape):
+            seen = sizes.setdefault(letter, size)
+            if seen != size and 1 not in (seen, size):
+                return RuntimeError(
+                    f"einsum(): subscript {letter} has size {size} for operand {i} which does "
+                    f"not broadcast with previously seen size {seen}")
+    for letter in out if arrow else "":
+        if letter not in sizes:
+            return RuntimeError(f"einsum(): output subscript {letter} does not appear in the "
+                                "equation for any input operand")
+    return RuntimeError(f"einsum(): {exc}")
+
+
 def _einsum(ctx, g):
     operands = ctx.saved_tensors
     subs, out = _einsum_parse(ctx.equation, len(operands))
@@ -853,7 +875,7 @@ TABLE = {
     "copy_slices": Op("CopySlices", None, _copy_slices),
     "to_device": Op("ToCopyBackward0", lambda a, device, source: to_device(a, device), _to_device),
     "einsum": Op("EinsumBackward0", lambda *arrays, equation: np.einsum(equation, *arrays),
-                 _einsum, saves="all"),
+                 _einsum, saves="all", on_error=_einsum_error),
     "squeeze": Op("SqueezeBackward0", lambda a, dim: a.squeeze(axis=dim), _back_to_shape,
                   view=True),
     "unsqueeze": Op("UnsqueezeBackward0", lambda a, dim: np.expand_dims(a, dim), _back_to_shape,

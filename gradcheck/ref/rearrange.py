@@ -96,11 +96,6 @@ def meshgrid(*tensors, indexing=None):
     return tuple(grids)
 
 
-def _check_index(index, name):
-    if not isinstance(index, Tensor) or index._data.dtype != np.int64:
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
-
-
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):  # noqa: A002
     """A copy of ``input`` with ``src`` (a tensor or a number) written at ``index`` along dim.
 
@@ -108,8 +103,8 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):  # noqa: A
     >>> torch.zeros(3).scatter(0, torch.tensor([2]), torch.tensor([5.0]))
     tensor([0., 0., 5.])
     """
-    _check_index(index, "scatter")
     d = _dim(dim, input._data.ndim)
+    shapes.check_index(index, input, d, "scatter")
     if src is None:
         src = value
     if reduce is not None:
@@ -123,9 +118,10 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):  # noqa: A
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):  # noqa: A002
     """Fold ``src`` into a copy of ``input`` at ``index`` with sum, prod, mean, amax or amin."""
-    _check_index(index, "scatter_reduce")
-    return apply(TABLE["scatter_reduce"], input, index, src, dim=_dim(dim, input._data.ndim),
-                 reduce=reduce, include_self=include_self)
+    d = _dim(dim, input._data.ndim)
+    shapes.check_index(index, input, d, "scatter_reduce")
+    return apply(TABLE["scatter_reduce"], input, index, src, dim=d, reduce=reduce,
+                 include_self=include_self)
 
 
 def erf(input):  # noqa: A002

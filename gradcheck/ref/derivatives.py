@@ -661,12 +661,13 @@ def _to_device(ctx, g):
 # ---- windows, padding, scans (kernels in im2col.py and scans.py) ------------------------
 def _unfold(ctx, g):
     return (apply(TABLE["fold"], g, size=ctx.in_meta[0][0], kernel=ctx.kernel,
-                  dilation=ctx.dilation, padding=ctx.padding, stride=ctx.stride),)
+                  dilation=ctx.dilation, padding=ctx.padding, stride=ctx.stride,
+                  grid=ctx.grid),)
 
 
 def _fold(ctx, g):
     return (apply(TABLE["unfold"], g, kernel=ctx.kernel, dilation=ctx.dilation,
-                  padding=ctx.padding, stride=ctx.stride),)
+                  padding=ctx.padding, stride=ctx.stride, grid=ctx.grid),)
 
 
 def _plane_gather(ctx, g):

@@ -38,7 +38,12 @@ def _offsets(kernel, dilation, stride, out_hw):
                          slice(j * dw, j * dw + sw * (ow - 1) + 1, sw))
 
 
-def unfold(x, kernel, dilation, padding, stride):
+def _grid(size, kernel, dilation, padding, stride):
+    return tuple(out_size(s, k, d, p, st) for s, k, d, p, st in
+                 zip(size, kernel, dilation, padding, stride))
+
+
+def unfold(x, kernel, dilation, padding, stride, grid=None):
     """im2col: ``(N, C, H, W)`` -> ``(C * kh * kw, N * out_h * out_w)``.
 
     NOTE: batch-last columns make a convolution ONE matrix product (``W @ cols``) instead of
@@ -46,8 +51,8 @@ def unfold(x, kernel, dilation, padding, stride):
     """
     (kh, kw), (ph, pw) = kernel, padding
     n, c, h, w = x.shape
-    out_hw = (out_size(h, kh, dilation[0], ph, stride[0]),
-              out_size(w, kw, dilation[1], pw, stride[1]))
+    # ``grid`` (a transposed convolution's input size) may keep fewer windows than fit
+    out_hw = grid or _grid((h, w), kernel, dilation, padding, stride)
     if ph or pw:
         x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
     cols = np.empty((c, kh, kw, n) + out_hw, dtype=x.dtype)
@@ -56,13 +61,12 @@ def unfold(x, kernel, dilation, padding, stride):
     return cols.reshape(c * kh * kw, n * out_hw[0] * out_hw[1])
 
 
-def fold(cols, size, kernel, dilation, padding, stride):
+def fold(cols, size, kernel, dilation, padding, stride, grid=None):
     """col2im, the adjoint of ``unfold``: each column entry is added back to the input pixel
     it was read from (overlapping windows sum); ``size`` is the input's (N, C, H, W)."""
     (kh, kw), (ph, pw) = kernel, padding
     n, c, h, w = size
-    out_hw = (out_size(h, kh, dilation[0], ph, stride[0]),
-              out_size(w, kw, dilation[1], pw, stride[1]))
+    out_hw = grid or _grid((h, w), kernel, dilation, padding, stride)
     blocks = cols.reshape((c, kh, kw, n) + out_hw)
     out = np.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=cols.dtype)
     for i, j, (rows, columns) in _offsets(kernel, dilation, stride, out_hw):

@@ -34,13 +34,14 @@ def _tuple(value, n: int) -> tuple:
 def _columns(input: Tensor, kernel, dilation, padding, stride) -> Tensor:
     """Batch-last im2col: (N, C, H, W) -> (C * kh * kw, N * L)."""
     return apply(TABLE["unfold"], input, kernel=kernel, dilation=dilation, padding=padding,
-                 stride=stride)
+                 stride=stride, grid=None)
 
 
-def _uncolumns(cols: Tensor, size, kernel, dilation, padding, stride) -> Tensor:
-    """The adjoint of ``_columns``: (C * kh * kw, N * L) -> (N, C, H, W)."""
+def _uncolumns(cols: Tensor, size, kernel, dilation, padding, stride, grid=None) -> Tensor:
+    """The adjoint of ``_columns``: (C * kh * kw, N * L) -> (N, C, H, W); ``grid`` is the
+    window grid when it is smaller than what fits (a transposed conv's output_padding)."""
     return apply(TABLE["fold"], cols, size=tuple(size), kernel=kernel, dilation=dilation,
-                 padding=padding, stride=stride)
+                 padding=padding, stride=stride, grid=grid)
 
 
 def _geometry(kernel_size, dilation, padding, stride) -> tuple:
@@ -134,7 +135,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     x = input.permute(1, 0, 2, 3).reshape(groups, in_c // groups, n * h * w)
     wt = weight.reshape(groups, in_c // groups, -1).mT  # (G, O/G * k, C/G)
     cols = (wt @ x).reshape(out_c * kernel[0] * kernel[1], n * h * w)
-    out = _uncolumns(cols, (n, out_c) + size, kernel, dilation, padding, stride)
+    out = _uncolumns(cols, (n, out_c) + size, kernel, dilation, padding, stride, (h, w))
     return out if bias is None else out + bias.reshape(1, -1, 1, 1)
 
 

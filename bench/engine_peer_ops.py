@@ -198,6 +198,38 @@ def _run(cls, name, records, seconds=20):
         signal.alarm(0)
 
 
+@contextlib.contextmanager
+def _torch_random(engine, torch):
+    """Draw the engine run's random tensors from torch's generator, so both runs see the same
+    data (the engine's random streams differ from torch's by design; ops are what we test)."""
+    names = ("randint", "randn", "rand", "randperm", "randn_like", "rand_like", "manual_seed",
+             "normal", "multinomial", "bernoulli")
+    saved = {name: getattr(engine, name) for name in names}
+
+    def convert(value, requires_grad=False):
+        if isinstance(value, torch.Tensor):
+            out = engine.tensor(value.detach().numpy())
+            return out.requires_grad_() if requires_grad else out
+        return value
+
+    def wrap(name):
+        def fn(*args, **kwargs):
+            grad = kwargs.pop("requires_grad", False)
+            args = [torch.tensor(a.numpy()) if isinstance(a, engine.Tensor) else a for a in args]
+            kwargs = {k: (getattr(torch, str(v).replace("torch.", "")) if isinstance(
+                v, engine.dtype) else v) for k, v in kwargs.items()}
+            return convert(getattr(torch, name)(*args, **kwargs), grad)
+        return fn
+
+    for name in names:
+        setattr(engine, name, wrap(name))
+    try:
+        yield
+    finally:
+        for name, fn in saved.items():
+            setattr(engine, name, fn)
+
+
 def _same(ours, theirs) -> str | None:
     if len(ours) != len(theirs):
         return f"{len(ours)} calls recorded, torch made {len(theirs)}"
@@ -262,7 +294,14 @@ def main(argv=None) -> int:
             continue
         counts["torch-touching"] += 1
         expected = list(torch_records)
-        problem = _run(ours_by_name[(cls.__name__, name)], name, engine_records)
+        torch.manual_seed(0)
+        np.random.seed(0)
+        _run(cls, name, torch_records)  # again from the same seed as the engine's run
+        expected = list(torch_records)
+        torch.manual_seed(0)
+        np.random.seed(0)
+        with _torch_random(engine, torch):
+            problem = _run(ours_by_name[(cls.__name__, name)], name, engine_records)
         problem = problem or _same(engine_records, expected)
         if problem is None:
             counts["pass"] += 1

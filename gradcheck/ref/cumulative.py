@@ -47,9 +47,10 @@ def cumprod(input, dim, *, dtype=None):  # noqa: A002
     tensor([1., 2., 6.])
     """
     input = _int_to_long(input) if dtype is None else input.to(dtype)
+    d = _dim(dim, input._data.ndim)
     if input._data.ndim == 0:
         return input.clone()
-    return apply(TABLE["cumprod"], input, dim=_dim(dim, input._data.ndim))
+    return apply(TABLE["cumprod"], input, dim=d)
 
 
 class return_cummax(_ReturnType, namedtuple("cummax", ["values", "indices"])):  # noqa: N801
@@ -65,9 +66,9 @@ return_cummin.__name__ = "cummin"
 
 
 def _running(result, ufunc, input, dim):  # noqa: A002
+    d = _dim(dim, input._data.ndim)
     if input._data.ndim == 0:
         return result(input.clone(), _make(np.zeros((), dtype=np.int64)))
-    d = _dim(dim, input._data.ndim)
     _, indices = scans.running_extreme(input._data, d, ufunc)
     values = apply(TABLE["running_extreme"], input, dim=d, indices=indices)
     return result(values, _make(indices.astype(np.int64)))

@@ -257,6 +257,7 @@ def attach() -> None:
         "T": property(_T), "mT": property(_mT), "H": property(_T), "mH": property(_mT),
         "view": _shape_method(ops.view), "reshape": _shape_method(ops.reshape),
         "multiply": ops.mul, "divide": ops.div, "true_divide": ops.div,
+        "unfold": ops.unfold_dim,
     }
     same_name = (
         "exp log log1p expm1 sqrt rsqrt sin cos tan tanh sigmoid reciprocal neg abs relu sign "
@@ -268,7 +269,8 @@ def attach() -> None:
         "mul div mm bmm swapaxes broadcast_to sort argsort topk nonzero prod cumprod cummax "
         "cummin flip fliplr flipud roll movedim moveaxis scatter scatter_reduce erf log2 "
         "remainder fmod bitwise_and bitwise_or bitwise_xor bitwise_left_shift "
-        "bitwise_right_shift "
+        "bitwise_right_shift asin acos atan exp2 sinh cosh asinh acosh atanh arcsin arccos "
+        "arctan arcsinh arccosh arctanh bitwise_not diag diagonal masked_select logcumsumexp "
         "repeat_interleave"
     ).split()
     for name in same_name:

@@ -102,7 +102,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
     return _out(_rng(generator).random(_shape_args(size)), dtype, device, requires_grad)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False) -> Tensor:
     """Integers in [low, high); ``randint(high, size)`` is allowed, as in torch."""
     if size is None:

@@ -29,9 +29,13 @@ def flip(input, *dims):  # noqa: A002
     >>> torch.flip(torch.tensor([1, 2, 3]), [0])
     tensor([3, 2, 1])
     """
+    normalised = _dim_list(dims, input._data.ndim)
+    for i, d in enumerate(normalised):
+        if d in normalised[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     if input._data.ndim == 0:
         return input.clone()
-    return apply(TABLE["flip"], input, dims=_dim_list(dims, input._data.ndim))
+    return apply(TABLE["flip"], input, dims=normalised)
 
 
 def fliplr(input):  # noqa: A002
@@ -47,6 +51,8 @@ def flipud(input):  # noqa: A002
 def roll(input, shifts, dims=None):  # noqa: A002
     """Shift elements circularly along ``dims`` (the flattened tensor when ``dims`` is None)."""
     shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else (shifts,)
+    if dims is None and len(shifts) != 1:
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
     if dims is None:
         flat = apply(TABLE["roll"], input.reshape(-1), shifts=shifts, dims=(0,))
         return flat.reshape(input.shape)
@@ -134,6 +140,91 @@ def log2(input):  # noqa: A002
     return apply(TABLE["log2"], _float(input))
 
 
+def _pointwise(name):
+    def fn(input):  # noqa: A002
+        return apply(TABLE[name], _float(input))
+
+    fn.__name__, fn.__doc__ = name, f"Elementwise torch.{name}."
+    return fn
+
+
+asin, acos, atan, exp2 = (_pointwise(n) for n in ("asin", "acos", "atan", "exp2"))
+sinh, cosh, asinh, acosh, atanh = (_pointwise(n) for n in ("sinh", "cosh", "asinh", "acosh",
+                                                           "atanh"))
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+
+
+def bitwise_not(input):  # noqa: A002
+    """~x: logical not for bool, two's complement for integers."""
+    return ~input
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):  # noqa: A002
+    """The diagonal of the (dim1, dim2) planes, as a new last dim (gathered, differentiable)."""
+    if _dim(dim1, input._data.ndim) == _dim(dim2, input._data.ndim):
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    moved = movedim(input, (dim1, dim2), (-2, -1))
+    rows, cols = moved.shape[-2], moved.shape[-1]
+    start_r, start_c = max(-offset, 0), max(offset, 0)
+    n = max(min(rows - start_r, cols - start_c), 0)
+    i = np.arange(n)
+    return moved[(Ellipsis, Tensor(list(i + start_r)).long(), Tensor(list(i + start_c)).long())]
+
+
+def diag(input, diagonal=0):  # noqa: A002
+    """A 1-D input becomes a diagonal matrix; a 2-D input gives its diagonal."""
+    if input.dim() == 2:
+        return globals()["diagonal"](input, diagonal)
+    n = input.shape[0] + abs(diagonal)
+    rows = np.arange(input.shape[0]) + max(-diagonal, 0)
+    cols = np.arange(input.shape[0]) + max(diagonal, 0)
+    out = input.new_zeros(n, n)
+    index = Tensor(list(rows * n + cols)).long()
+    return out.reshape(-1).scatter(0, index, input).reshape(n, n)
+
+
+def masked_select(input, mask):  # noqa: A002
+    """The elements where ``mask`` is True, as a 1-D tensor (they broadcast first)."""
+    shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    return input.expand(*shape)[mask.expand(*shape)]
+
+
+def logcumsumexp(input, dim):  # noqa: A002
+    """log(cumsum(exp(x))) along ``dim``, shifted by the max for stability."""
+    shift = input.detach().amax(dim, keepdim=True)
+    shift = shift.masked_fill(~shift.isfinite(), 0.0)
+    return (input - shift).exp().cumsum(dim).log() + shift
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    """(std, mean) in one call."""
+    return (input.std(dim, unbiased, keepdim, correction=correction),
+            input.mean(dim, keepdim=keepdim))
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    """(var, mean) in one call."""
+    return (input.var(dim, unbiased, keepdim, correction=correction),
+            input.mean(dim, keepdim=keepdim))
+
+
+def unfold_dim(input, dimension, size, step):  # noqa: A002
+    """``Tensor.unfold``: windows of ``size`` every ``step`` along ``dimension``, as a new
+    last dim."""
+    d = _dim(dimension, input._data.ndim)
+    length = input.shape[d] if input._data.ndim else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is "
+                           f"{size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    starts = range(0, input.shape[d] - size + 1, step)
+    pieces = [input.narrow(d, s, size).unsqueeze(d) for s in starts]
+    from gradcheck.ref import shapes as shape_ops
+
+    return movedim(shape_ops.cat(pieces, d), d + 1, -1)
+
+
 def repeat_interleave(input, repeats, dim=None, *, output_size=None):  # noqa: A002
     """Repeat each element ``repeats`` times along ``dim`` (the flattened tensor if None)."""
     if dim is None:
@@ -146,3 +237,8 @@ def repeat_interleave(input, repeats, dim=None, *, output_size=None):  # noqa: A
     shape = list(input.shape)
     expanded = input.unsqueeze(d + 1).expand(*shape[:d + 1], count, *shape[d + 1:])
     return expanded.flatten(d, d + 1)
+
+
+from gradcheck.ref.reductions import _axis_alias  # noqa: E402
+
+std_mean, var_mean = _axis_alias(std_mean), _axis_alias(var_mean)

@@ -246,7 +246,7 @@ def any(input, dim=None, keepdim=False):  # noqa: A001, A002
 
 def _truth_reduce(reduce, input, dim, keepdim):  # noqa: A002
     """``np.all`` or ``np.any`` over ``dim`` (all dims when None) as a bool tensor."""
-    axis = None if dim is None else _dim(dim, input._data.ndim)
+    axis = _dims(dim, input._data.ndim)
     return _make(np.asarray(reduce(input._data, axis=axis, keepdims=keepdim)))
 
 

@@ -303,6 +303,9 @@ def check_index(index, input, dim, name):  # noqa: A002
     """torch's errors for an index tensor of the wrong dtype or out of range along ``dim``."""
     if not isinstance(index, Tensor) or index._data.dtype not in (np.int64, np.int32):
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    if index._data.ndim != input._data.ndim and input._data.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input "
+                           "tensor")
     size = input._data.shape[dim] if input._data.ndim else 1
     bad = (index._data < 0) | (index._data >= size)
     if bad.any():

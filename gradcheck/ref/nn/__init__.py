@@ -25,6 +25,7 @@ from gradcheck.ref.nn.loss import (
 )
 from gradcheck.ref.nn.module import Module
 from gradcheck.ref.nn.nonlinear import (
+    CELU,
     ELU,
     GELU,
     SELU,
@@ -67,7 +68,7 @@ from gradcheck.ref.nn import parallel
 from gradcheck.ref.nn.parallel import DataParallel
 
 __all__ = [
-    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d",
+    "CELU", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d",
     "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
     "ConstantPad1d", "ConstantPad2d", "Conv1d", "Conv2d", "ConvTranspose2d", "CrossEntropyLoss",
     "DataParallel",

@@ -209,6 +209,7 @@ from gradcheck.ref.nn.pooling import (  # noqa: E402,F401
 from gradcheck.ref.nn.batchnorm import batch_norm  # noqa: E402,F401
 from gradcheck.ref.nn.normalization import group_norm  # noqa: E402,F401
 from gradcheck.ref.nn.nonlinear import (  # noqa: E402,F401
+    celu,
     elu,
     gelu,
     hardsigmoid,
@@ -216,6 +217,7 @@ from gradcheck.ref.nn.nonlinear import (  # noqa: E402,F401
     hardtanh,
     logsigmoid,
     mish,
+    normalize,
     prelu,
     relu6,
     selu,

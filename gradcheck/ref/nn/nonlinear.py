@@ -50,6 +50,19 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return _inplace(input, torch.where(input > 0, input, negative), inplace)
 
 
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    negative = (input.clamp(max=0) / alpha).expm1() * alpha
+    return _inplace(input, torch.where(input > 0, input, negative), inplace)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """x / max(||x||_p, eps) along ``dim``."""
+    norm = input.abs().pow(p).sum(dim, keepdim=True).pow(1.0 / p) if p != 2.0 else \
+        input.norm(dim=dim, keepdim=True)
+    return input / norm.clamp(min=eps)
+
+
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with the self-normalising constants."""
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
@@ -134,6 +147,7 @@ GELU = _module("GELU", gelu, {"approximate": "none"}, "Gaussian error linear uni
 SiLU = _module("SiLU", silu, {"inplace": False}, "x * sigmoid(x).")
 Mish = _module("Mish", mish, {"inplace": False}, "x * tanh(softplus(x)).")
 ELU = _module("ELU", elu, {"alpha": 1.0, "inplace": False}, "Exponential linear unit.")
+CELU = _module("CELU", celu, {"alpha": 1.0, "inplace": False}, "Continuously differentiable ELU.")
 SELU = _module("SELU", selu, {"inplace": False}, "Scaled ELU.")
 Softplus = _module("Softplus", softplus, {"beta": 1.0, "threshold": 20.0}, "Smooth ReLU.")
 Hardtanh = _module("Hardtanh", hardtanh, {"min_val": -1.0, "max_val": 1.0, "inplace": False},

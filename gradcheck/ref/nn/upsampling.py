@@ -1,7 +1,7 @@
-"""``F.interpolate`` (nearest, linear, bilinear) and the ``Upsample`` module.
+"""``F.interpolate`` (nearest, nearest-exact, linear, bilinear, trilinear) and ``Upsample``.
 
-Both modes are linear maps along each spatial dim, so the output is ``A_h @ x @ A_w^T`` with
-constant interpolation matrices built from torch's source-index formulas; the gradient is the
+Every mode is a linear map along each spatial dim, so the output is ``A_h @ x @ A_w^T`` (one
+product per spatial dim) with constant interpolation matrices built from torch's source-index formulas; the gradient is the
 transposed products, from the matmul rule.
 
 Example:
@@ -19,7 +19,7 @@ import numpy as np
 from gradcheck.ref.nn.module import Module
 
 Tensor = Any
-_SPATIAL = {"nearest": None, "linear": 1, "bilinear": 2, "nearest-exact": None}
+_SPATIAL = {"nearest": None, "linear": 1, "bilinear": 2, "trilinear": 3, "nearest-exact": None}
 
 
 def _matrix(size: int, out: int, mode: str, align_corners: bool | None,
@@ -72,7 +72,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     out = input
     for axis, (n, o, s) in enumerate(zip(input.shape[2:], sizes, scales)):
         m = input.new_tensor(_matrix(n, int(o), mode, align_corners, s))
-        out = (m @ out) if axis == spatial - 2 else out @ m.mT
+        # one product per spatial dim: move it last, multiply by the (in, out) matrix, move back
+        out = (out.movedim(axis + 2, -1) @ m.mT).movedim(-1, axis + 2)
     return out
 
 

@@ -94,24 +94,24 @@ def window_argmax(x, kernel, dilation, padding, stride, out_hw):
     extra_h = max((oh - 1) * sh + dh * (kh - 1) + 1 - h - 2 * ph, 0)
     extra_w = max((ow - 1) * sw + dw * (kw - 1) + 1 - w - 2 * pw, 0)
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph + extra_h), (pw, pw + extra_w)),
-                constant_values=fill)
+    xp = x if not (ph or pw or extra_h or extra_w) else np.pad(
+        x, ((0, 0), (0, 0), (ph, ph + extra_h), (pw, pw + extra_w)), constant_values=fill)
     rows, cols = np.arange(oh) * sh - ph, np.arange(ow) * sw - pw
-    best = index = None
-    # one vectorised pass per kernel offset instead of a reduction over a strided window axis
-    for i in range(kh):
-        for j in range(kw):
-            view = xp[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
-                      j * dw:j * dw + sw * (ow - 1) + 1:sw]
-            here = (rows[:, None] + i * dh) * w + (cols[None, :] + j * dw)
-            if best is None:
-                best, index = view.copy(), np.broadcast_to(here, view.shape).copy()
-                continue
-            better = view > best
-            if x.dtype.kind == "f":
-                better |= np.isnan(view) & ~np.isnan(best)
-            np.copyto(best, view, where=better)
-            np.copyto(index, np.broadcast_to(here, view.shape), where=better)
+    offsets = [(i, j) for i in range(kh) for j in range(kw)]
+    views = [xp[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
+             for i, j in offsets]
+    # NOTE: one compare and two masked copies per kernel offset, tracking only which offset
+    # won (int8); NaN handling costs three more passes, so it runs only when NaNs exist.
+    has_nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
+    best, which = views[0].copy(), np.zeros(views[0].shape, dtype=np.int8)
+    for k, view in enumerate(views[1:], 1):
+        better = view > best
+        if has_nan:
+            better |= np.isnan(view) & ~np.isnan(best)
+        np.copyto(best, view, where=better)
+        np.copyto(which, k, where=better)
+    shift = np.array([i * dh * w + j * dw for i, j in offsets])
+    index = (rows[:, None] * w + cols[None, :]) + shift[which]
     return index.reshape(n, c, oh * ow)
 
 
@@ -127,11 +127,11 @@ def plane_scatter(g, index, size, unique=False):
     ``unique`` (windows that cannot overlap) allows a plain write instead of a sum."""
     n, c = g.shape[:2]
     plane = size[0] * size[1]
-    if unique:
-        out = np.zeros((n, c, plane), dtype=g.dtype)
-        np.put_along_axis(out, index, g.reshape(n, c, -1), axis=2)
-        return out.reshape(n, c, *size)
     offsets = (np.arange(n * c) * plane).reshape(n, c, 1)
+    if unique:
+        out = np.zeros(n * c * plane, dtype=g.dtype)
+        out[(index + offsets).ravel()] = g.ravel()
+        return out.reshape(n, c, *size)
     total = np.bincount((index + offsets).ravel(), weights=g.reshape(n, c, -1).ravel(),
                         minlength=n * c * plane)
     return total.astype(g.dtype, copy=False).reshape(n, c, *size)

@@ -754,6 +754,14 @@ def _scatter(ctx, g):
 def _scatter_reduce(ctx, g):
     a, index, src = ctx.saved_tensors
     reduce, dim = ctx.reduce, ctx.dim
+    # torch reads only the leading index-shaped block of src; the rest gets zero gradient
+    src_shape = ctx.in_meta[2][0]
+    used = src[tuple(slice(0, s) for s in index.shape)]
+
+    def to_src(grad):
+        widths = tuple((0, full - part) for full, part in zip(src_shape, index.shape))
+        return apply(TABLE["pad"], grad, widths=widths, value=0.0)
+
     if reduce in ("sum", "mean"):
         ga, gs = g, g.gather(dim, index)
         if reduce == "mean":
@@ -764,15 +772,15 @@ def _scatter_reduce(ctx, g):
             ga, gs = g / counts, (g / counts).gather(dim, index)
         if not ctx.include_self:
             ga = g.scatter(dim, index, 0.0)
-        return ga, None, gs
+        return ga, None, to_src(gs)
     if reduce in ("amax", "amin"):
         # NOTE: ties share the gradient evenly between every element equal to the result
         r = ctx.result
         hit_a = _mask(a == r, g) if ctx.include_self else _mask(a != a, g)
-        hit_s = _mask(src == r.gather(dim, index), g)
+        hit_s = _mask(used == r.gather(dim, index), g)
         count = hit_a.scatter_add(dim, index, hit_s)
         share = g / count
-        return share * hit_a, None, share.gather(dim, index) * hit_s
+        return share * hit_a, None, to_src(share.gather(dim, index) * hit_s)
     raise NotImplementedError(f"scatter_reduce backward for reduce='{reduce}' is not in "
                               "gradcheck.ref; use 'sum', 'mean', 'amax' or 'amin'")
 

@@ -776,7 +776,7 @@ def _scatter_reduce(ctx, g):
     if reduce in ("amax", "amin"):
         # NOTE: ties share the gradient evenly between every element equal to the result
         r = ctx.result
-        hit_a = _mask(a == r, g) if ctx.include_self else _mask(a != a, g)
+        hit_a = _mask(a == r, g) if ctx.include_self else g * 0
         hit_s = _mask(used == r.gather(dim, index), g)
         count = hit_a.scatter_add(dim, index, hit_s)
         share = g / count

@@ -6,7 +6,6 @@ written so that the composed gradient is exact, not just the forward value.
 """
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 

@@ -20,6 +20,7 @@ from gradcheck import ref as torch
 from gradcheck.ref.derivatives import TABLE
 from gradcheck.ref.dispatch import apply
 from gradcheck.ref.nn.module import Module
+from gradcheck.ref.nn.normalization import channel_affine
 from gradcheck.ref.nn.parameter import Parameter
 
 Tensor = Any
@@ -47,11 +48,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         out = apply(TABLE["batch_norm"], input, mean, var, dims=dims, eps=eps)
     else:
         out = (input - running_mean.reshape(shape)) * (running_var + eps).rsqrt().reshape(shape)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+    return channel_affine(out, weight, bias)
 
 
 class _BatchNorm(Module):

@@ -14,13 +14,12 @@ Example:
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from gradcheck.ref import im2col
 from gradcheck.ref.derivatives import TABLE
 from gradcheck.ref.dispatch import apply
-from gradcheck.ref.nn import init
+from gradcheck.ref.nn.linear import default_init
 from gradcheck.ref.nn.module import Module
 from gradcheck.ref.nn.parameter import Parameter
 
@@ -173,12 +172,7 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        default_init(self.weight, self.bias)
 
     def extra_repr(self) -> str:
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, " \

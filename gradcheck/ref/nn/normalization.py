@@ -61,8 +61,12 @@ def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None
     mean = grouped.mean(-1, keepdim=True)
     centered = grouped - mean
     var = (centered * centered).mean(-1, keepdim=True)
-    out = (centered * (var + eps).rsqrt()).reshape(input.shape)
-    shape = (1, -1) + (1,) * (input.dim() - 2)
+    return channel_affine((centered * (var + eps).rsqrt()).reshape(input.shape), weight, bias)
+
+
+def channel_affine(out: Any, weight: Any, bias: Any) -> Any:
+    """``out * weight + bias`` with one weight and bias per channel (dim 1), either optional."""
+    shape = (1, -1) + (1,) * (out.dim() - 2)
     if weight is not None:
         out = out * weight.reshape(shape)
     if bias is not None:

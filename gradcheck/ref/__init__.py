@@ -7,6 +7,7 @@ tensor(12.)
 """
 from gradcheck.ref import methods as _methods
 from gradcheck.ref.dtypes import (  # noqa: F401
+    bfloat16,
     bool_ as bool,  # noqa: A001
     dtype,
     float16,
@@ -91,6 +92,51 @@ from gradcheck.ref.ops import (  # noqa: F401
     concatenate,
     cos,
     cumsum,
+    asin,
+    acos,
+    atan,
+    exp2,
+    sinh,
+    cosh,
+    asinh,
+    acosh,
+    atanh,
+    arcsin,
+    arccos,
+    arctan,
+    arcsinh,
+    arccosh,
+    arctanh,
+    bitwise_not,
+    diag,
+    diagonal,
+    masked_select,
+    logcumsumexp,
+    std_mean,
+    var_mean,
+    remainder,
+    fmod,
+    bitwise_and,
+    bitwise_or,
+    bitwise_xor,
+    bitwise_left_shift,
+    bitwise_right_shift,
+    cummax,
+    cummin,
+    cumprod,
+    prod,
+    erf,
+    flip,
+    fliplr,
+    flipud,
+    log2,
+    meshgrid,
+    moveaxis,
+    movedim,
+    repeat_interleave,
+    roll,
+    scatter,
+    scatter_reduce,
     div,
     divide,
     dot,
@@ -187,9 +233,21 @@ from gradcheck.ref.ops import (  # noqa: F401
 )
 from gradcheck.ref import autograd, cuda  # noqa: F401, E402
 from gradcheck.ref.serialization import load, save  # noqa: F401, E402
+from gradcheck.ref import accelerator, amp, backends, distributed  # noqa: F401, E402
+from gradcheck.ref.amp import autocast, is_autocast_enabled  # noqa: F401, E402
+from gradcheck.ref.legacy import (  # noqa: F401, E402
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)
 from gradcheck.ref.compat import (  # noqa: F401, E402
     are_deterministic_algorithms_enabled,
-    backends,
     finfo,
     get_num_threads,
     iinfo,
@@ -225,3 +283,4 @@ def compile(model=None, **kwargs):  # noqa: A001
 
 
 from gradcheck.ref import nn, optim, utils  # noqa: F401, E402
+from gradcheck.ref.differential import compare_with_torch  # noqa: F401, E402

@@ -18,7 +18,17 @@ from types import ModuleType
 
 # Engine submodules that torch code imports by name; loaded up front so each gets its alias.
 _SUBMODULES = (
+    "accelerator",
+    "amp",
+    "autograd",
+    "backends",
+    "backends.cudnn",
+    "cuda",
+    "cuda.amp",
+    "distributed",
     "nn",
+    "nn.init",
+    "nn.parallel",
     "nn.functional",
     "nn.utils",
     "optim",

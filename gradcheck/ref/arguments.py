@@ -67,6 +67,10 @@ def _dims(dim, ndim: int):
     """None, an int or a sequence of ints -> None or a sorted tuple of non-negative dims."""
     if dim is None:
         return None
+    if ndim == 0:  # a 0-d tensor accepts dim 0 or -1, and reducing it changes nothing
+        for d in dim if isinstance(dim, (list, tuple)) else (dim,):
+            _dim(d, 0)
+        return None
     if isinstance(dim, (list, tuple)):
         if len(dim) == 0:
             return None

@@ -1,6 +1,8 @@
 """``torch.autograd``: backward, grad, custom Functions and the grad-mode switches."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from gradcheck.ref import grad_mode
@@ -61,6 +63,14 @@ def _roots(outputs) -> list:
     return roots
 
 
+CREATE_GRAPH_CYCLE = (
+    "Using backward() with create_graph=True will create a reference cycle between the "
+    "parameter and its gradient which can cause a memory leak. We recommend using autograd.grad "
+    "when creating the graph to avoid this. If you have to use this function, make sure to reset "
+    "the .grad fields of your parameters to None after use to break the cycle and avoid the leak."
+)
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate the gradients of ``tensors`` into the ``.grad`` of the graph's leaves.
 
@@ -72,6 +82,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     outputs = _tuple(tensors)
     roots = _roots(outputs)
     grads = _grads_for(outputs, grad_tensors)
+    if create_graph:
+        # torch's text, without its "(Triggered internally at <C++ file>)" suffix
+        warnings.warn(CREATE_GRAPH_CYCLE, UserWarning, stacklevel=3)
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is None:

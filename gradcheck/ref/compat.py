@@ -1,8 +1,6 @@
 """The small torch-level helpers that training scripts call in passing: finfo/iinfo, thread and
-determinism switches, ``backends.cudnn`` flags. They have no effect on a numpy engine."""
+determinism switches. They have no effect on a numpy engine."""
 from __future__ import annotations
-
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -57,11 +55,3 @@ def are_deterministic_algorithms_enabled() -> bool:
 
 def set_printoptions(**kwargs) -> None:
     """Accepted for compatibility; repr always uses torch's default options."""
-
-
-backends = SimpleNamespace(
-    cudnn=SimpleNamespace(deterministic=False, benchmark=False, enabled=True,
-                          is_available=lambda: False),
-    mps=SimpleNamespace(is_available=lambda: False, is_built=lambda: False),
-    cuda=SimpleNamespace(matmul=SimpleNamespace(allow_tf32=False)),
-)

@@ -17,9 +17,14 @@ def _finish(array, dtype, device, requires_grad) -> Tensor:
     xp = dev.array_module(target)
     if xp is not np:
         array = dev.to_device(array, target)
-    t = _make(array)
+    return require_grad(_make(array), requires_grad)
+
+
+def require_grad(t: Tensor, requires_grad: bool) -> Tensor:
+    """A factory's ``requires_grad=True``, with the factories' error text (which differs from
+    ``requires_grad_()``'s in torch)."""
     if requires_grad:
-        if array.dtype.kind != "f":
+        if t._data.dtype.kind != "f":
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         t._rg = True
@@ -90,10 +95,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
 def _filled(fill, size, dtype, device, requires_grad) -> Tensor:
     d = dt.as_dtype(dtype) if dtype is not None else dt.get_default_dtype()
     xp = dev.array_module(dev.as_device(device))
-    t = _make(xp.full(_shape_args(size), fill, dtype=d.np))
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return require_grad(_make(xp.full(_shape_args(size), fill, dtype=d.np)), requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:

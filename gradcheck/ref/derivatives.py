@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from gradcheck.ref import arguments, ops
+from gradcheck.ref import arguments, grad_mode, im2col, ops, scans, special
 from gradcheck.ref.broadcast import mismatch_error
 from gradcheck.ref.devices import module_of, to_device
 from gradcheck.ref.dispatch import Op, apply
@@ -91,6 +91,11 @@ def _pow_scalar(ctx, g):
 
 
 def _rpow_scalar(ctx, g):
+    if ctx.base == 0:
+        # NOTE: torch masks 0 ** x to a zero gradient where x >= 0 (result is 0 or 1 there)
+        # instead of 0 * log(0) = nan.
+        r = ctx.result
+        return (_where(r <= 1, 0.0, g * r * float("-inf")),)
     return (g * ctx.result * float(np.log(ctx.base)),)
 
 
@@ -385,7 +390,8 @@ def _select(ctx, g):
     shape = ctx.in_meta[0][0]
     idx = arguments._wrap(ctx.indices)
     g = g if ctx.keepdim else g.unsqueeze(ctx.dim)
-    return (arguments.zeros_like_shape(g, shape).scatter_add(ctx.dim, idx, g),)
+    # each output slot has exactly one index, so a plain scatter (no accumulation) suffices
+    return (arguments.zeros_like_shape(g, shape).scatter(ctx.dim, idx, g),)
 
 
 # ---- shape and indexing ---------------------------------------------------------------------
@@ -589,6 +595,28 @@ def _einsum_parse(equation: str, n: int):
     return subs, out
 
 
+def _einsum_error(exc, *arrays, equation):
+    """torch's einsum messages for the mistakes numpy reports in its own words."""
+    lhs, arrow, out = equation.replace(" ", "").partition("->")
+    sizes = {}
+    for i, (sub, a) in enumerate(zip(lhs.split(","), arrays)):
+        if len(sub) != a.ndim:
+            return RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({len(sub)}) does not match "
+                f"the number of dimensions ({a.ndim}) for operand {i} and no ellipsis was given")
+        for letter, size in zip(sub, a.shape):
+            seen = sizes.setdefault(letter, size)
+            if seen != size and 1 not in (seen, size):
+                return RuntimeError(
+                    f"einsum(): subscript {letter} has size {size} for operand {i} which does "
+                    f"not broadcast with previously seen size {seen}")
+    for letter in out if arrow else "":
+        if letter not in sizes:
+            return RuntimeError(f"einsum(): output subscript {letter} does not appear in the "
+                                "equation for any input operand")
+    return RuntimeError(f"einsum(): {exc}")
+
+
 def _einsum(ctx, g):
     operands = ctx.saved_tensors
     subs, out = _einsum_parse(ctx.equation, len(operands))
@@ -628,6 +656,154 @@ def _copy_slices(ctx, g):
 
 def _to_device(ctx, g):
     return (apply(TABLE["to_device"], g, device=ctx.source, source=ctx.device),)
+
+
+# ---- windows, padding, scans (kernels in im2col.py and scans.py) ------------------------
+def _unfold(ctx, g):
+    return (apply(TABLE["fold"], g, size=ctx.in_meta[0][0], kernel=ctx.kernel,
+                  dilation=ctx.dilation, padding=ctx.padding, stride=ctx.stride,
+                  grid=ctx.grid),)
+
+
+def _fold(ctx, g):
+    return (apply(TABLE["unfold"], g, kernel=ctx.kernel, dilation=ctx.dilation,
+                  padding=ctx.padding, stride=ctx.stride, grid=ctx.grid),)
+
+
+def _plane_gather(ctx, g):
+    return (apply(TABLE["plane_scatter"], g, index=ctx.index, size=ctx.in_meta[0][0][2:],
+                  unique=ctx.unique),)
+
+
+def _plane_scatter(ctx, g):
+    return (apply(TABLE["plane_gather"], g, index=ctx.index, out_hw=ctx.in_meta[0][0][2:],
+                  unique=ctx.unique),)
+
+
+def _batch_norm_forward(x, mean, var, dims, eps):
+    return (x - mean) * (1.0 / np.sqrt(var + eps))
+
+
+def _batch_norm(ctx, g):
+    # d/dx of (x - mean) * rstd with batch statistics: rstd * (g - mean(g) - xhat mean(g xhat))
+    x, _, var = ctx.saved_tensors
+    xhat, dims = ctx.result, ctx.dims
+    if grad_mode.is_grad_enabled():  # create_graph: rstd as a differentiable function of x
+        var = x.var(dims, keepdim=True, unbiased=False)
+    rstd = (var + ctx.eps).rsqrt()
+    inner = g - g.mean(dims, keepdim=True) - xhat * (g * xhat).mean(dims, keepdim=True)
+    return rstd * inner, None, None
+
+
+def _pad(ctx, g):
+    # the adjoint of padding is padding by the negated widths: crop what was added
+    return (apply(TABLE["pad"], g, widths=tuple((-b, -a) for b, a in ctx.widths), value=0.0),)
+
+
+def _prod(ctx, g):
+    # NOTE: the product of the *other* elements, from exclusive cumulative products on both
+    # sides, so zeros in the input give torch's exact gradient instead of 0/0.
+    a = _x(ctx)
+    flat = a.reshape(-1) if ctx.dim is None else a
+    d = 0 if ctx.dim is None else ctx.dim
+    one = arguments.zeros_like_shape(flat.narrow(d, 0, 1), flat.narrow(d, 0, 1).shape) + 1
+    n = flat.shape[d]
+    left = ops.cat([one, flat.narrow(d, 0, n - 1).cumprod(d)], d)
+    right = ops.cat([one, flat.flip(d).narrow(d, 0, n - 1).cumprod(d)], d).flip(d)
+    g = g if ctx.dim is None else _keep(g, (d,), a.ndim, ctx.keepdim)
+    return ((g * left * right).reshape(a.shape),)
+
+
+def _cumprod(ctx, g):
+    a, d = _x(ctx), ctx.dim
+    if not (a == 0).any().item():
+        return ((g * ctx.result).flip(d).cumsum(d).flip(d) / a,)
+    # NOTE: with zeros, grad_i = sum_{j>=i} g_j * prod_{k<=j, k!=i} a_k, built from an n x n
+    # table of partial products (row i, column j: product over i < k <= j) instead of a / 0.
+    n = a.shape[d]
+    moved = a.movedim(d, -1)
+    upper = _make(np.triu(np.ones((n, n), dtype=bool), 1))
+    table = ops.where(upper, moved.unsqueeze(-2), 1.0).cumprod(-1)
+    lower = ops.cat([arguments.zeros_like_shape(moved, moved.shape[:-1] + (1,)) + 1,
+                     moved.narrow(-1, 0, n - 1).cumprod(-1)], -1)
+    upto = _make(np.triu(np.ones((n, n), dtype=g._data.dtype)))  # j >= i
+    inner = (table * upto * g.movedim(d, -1).unsqueeze(-2)).sum(-1)
+    return ((lower * inner).movedim(-1, d),)
+
+
+def _running_extreme(ctx, g):
+    shape = ctx.in_meta[0][0]
+    return (arguments.zeros_like_shape(g, shape).scatter_add(ctx.dim, _make(ctx.indices), g),)
+
+
+def _scatter_forward(a, index, src, dim):
+    out = a.copy()
+    where = scans.scatter_index(index, dim)
+    out[where] = src if src.ndim == 0 else src[tuple(slice(0, s) for s in index.shape)]
+    return out
+
+
+def _scatter(ctx, g):
+    (index,) = ctx.saved_tensors
+    ga = g.scatter(ctx.dim, index, 0.0) if ctx.needs_input_grad[0] else None
+    gs = g.gather(ctx.dim, index) if len(ctx.needs_input_grad) > 2 and \
+        ctx.needs_input_grad[2] else None
+    return (ga, None, gs)[:len(ctx.needs_input_grad)]
+
+
+def _scatter_reduce(ctx, g):
+    a, index, src = ctx.saved_tensors
+    reduce, dim = ctx.reduce, ctx.dim
+    # torch reads only the leading index-shaped block of src; the rest gets zero gradient
+    src_shape = ctx.in_meta[2][0]
+    used = src[tuple(slice(0, s) for s in index.shape)]
+
+    def to_src(grad):
+        widths = tuple((0, full - part) for full, part in zip(src_shape, index.shape))
+        return apply(TABLE["pad"], grad, widths=widths, value=0.0)
+
+    if reduce in ("sum", "mean"):
+        ga, gs = g, g.gather(dim, index)
+        if reduce == "mean":
+            counts = _make(np.zeros(a.shape, dtype=g._data.dtype)).scatter_add(
+                dim, index, _make(np.ones(index.shape, dtype=g._data.dtype))) + int(
+                ctx.include_self)
+            counts = _mask(counts > 0, counts) * counts + _mask(counts == 0, counts)
+            ga, gs = g / counts, (g / counts).gather(dim, index)
+        if not ctx.include_self:
+            ga = g.scatter(dim, index, 0.0)
+        return ga, None, to_src(gs)
+    if reduce in ("amax", "amin"):
+        # NOTE: ties share the gradient evenly between every element equal to the result
+        r = ctx.result
+        hit_a = _mask(a == r, g) if ctx.include_self else g * 0
+        hit_s = _mask(used == r.gather(dim, index), g)
+        count = hit_a.scatter_add(dim, index, hit_s)
+        share = g / count
+        return share * hit_a, None, to_src(share.gather(dim, index) * hit_s)
+    raise NotImplementedError(f"scatter_reduce backward for reduce='{reduce}' is not in "
+                              "gradcheck.ref; use 'sum', 'mean', 'amax' or 'amin'")
+
+
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+
+
+def _gelu_forward(a, approximate):
+    if approximate == "tanh":
+        return 0.5 * a * (1 + np.tanh(_SQRT_2_OVER_PI * (a + 0.044715 * a ** 3)))
+    return a * 0.5 * (1 + special.erf(a / math.sqrt(2)))
+
+
+def _gelu(ctx, g):
+    a = _x(ctx)
+    if ctx.approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (a + 0.044715 * a ** 3)
+        t = inner.tanh()
+        dinner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * a * a)
+        return (g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * dinner),)
+    cdf = 0.5 * (1 + (a / math.sqrt(2)).erf())
+    pdf = (-0.5 * a * a).exp() / math.sqrt(2 * math.pi)
+    return (g * (cdf + a * pdf),)
 
 
 TABLE = {
@@ -708,7 +884,7 @@ TABLE = {
     "copy_slices": Op("CopySlices", None, _copy_slices),
     "to_device": Op("ToCopyBackward0", lambda a, device, source: to_device(a, device), _to_device),
     "einsum": Op("EinsumBackward0", lambda *arrays, equation: np.einsum(equation, *arrays),
-                 _einsum, saves="all"),
+                 _einsum, saves="all", on_error=_einsum_error),
     "squeeze": Op("SqueezeBackward0", lambda a, dim: a.squeeze(axis=dim), _back_to_shape,
                   view=True),
     "unsqueeze": Op("UnsqueezeBackward0", lambda a, dim: np.expand_dims(a, dim), _back_to_shape,
@@ -728,4 +904,48 @@ TABLE = {
                       on_error=_where_error),
     "gather": Op("GatherBackward0", _gather_forward, _gather, (1,)),
     "scatter_add": Op("ScatterAddBackward0", _scatter_add_forward, _scatter_add, (1,)),
+    "unfold": Op("Im2ColBackward0", im2col.unfold, _unfold),
+    "fold": Op("Col2ImBackward0", im2col.fold, _fold),
+    "pad": Op("ConstantPadNdBackward0", im2col.pad, _pad),
+    "batch_norm": Op("NativeBatchNormBackward0", _batch_norm_forward, _batch_norm, "all",
+                     saves_output=True),
+    "plane_gather": Op("MaxPool2DWithIndicesBackward0", im2col.plane_gather, _plane_gather),
+    "plane_scatter": Op("MaxPool2DWithIndicesBackwardBackward0", im2col.plane_scatter,
+                        _plane_scatter),
+    "erf": _unary("ErfBackward0", special.erf,
+                  lambda ctx, g: (g * (2 / math.sqrt(math.pi)) * (-_x(ctx) ** 2).exp(),)),
+    "asin": _unary("AsinBackward0", np.arcsin, lambda ctx, g: (g * (1 - _x(ctx) ** 2).rsqrt(),)),
+    "acos": _unary("AcosBackward0", np.arccos,
+                   lambda ctx, g: (-g * (1 - _x(ctx) ** 2).rsqrt(),)),
+    "atan": _unary("AtanBackward0", np.arctan, lambda ctx, g: (g / (1 + _x(ctx) ** 2),)),
+    "sinh": _unary("SinhBackward0", np.sinh, lambda ctx, g: (g * _x(ctx).cosh(),)),
+    "cosh": _unary("CoshBackward0", np.cosh, lambda ctx, g: (g * _x(ctx).sinh(),)),
+    "asinh": _unary("AsinhBackward0", np.arcsinh,
+                    lambda ctx, g: (g * (_x(ctx) ** 2 + 1).rsqrt(),)),
+    "acosh": _unary("AcoshBackward0", np.arccosh,
+                    lambda ctx, g: (g * (_x(ctx) ** 2 - 1).rsqrt(),)),
+    "atanh": _unary("AtanhBackward0", np.arctanh, lambda ctx, g: (g / (1 - _x(ctx) ** 2),)),
+    "exp2": _unary("Exp2Backward0", np.exp2,
+                   lambda ctx, g: (g * ctx.result * math.log(2),), False, True),
+    "log2": _unary("Log2Backward0", np.log2, lambda ctx, g: (g / (_x(ctx) * math.log(2)),)),
+    "gelu": _unary("GeluBackward0", _gelu_forward, _gelu),
+    "prod": _unary("ProdBackward1", lambda a, dim, keepdim: np.prod(a, axis=dim,
+                                                                  keepdims=keepdim), _prod),
+    "flip": _unary("FlipBackward0", lambda a, dims: np.flip(a, dims).copy(),
+                   lambda ctx, g: (g.flip(*ctx.dims),), False),
+    "roll": _unary("RollBackward0", lambda a, shifts, dims: np.roll(a, shifts, dims),
+                   lambda ctx, g: (g.roll(tuple(-s for s in ctx.shifts), ctx.dims),), False),
+    "cumprod": _unary("CumprodBackward0", lambda a, dim: np.cumprod(a, axis=dim), _cumprod,
+                      True, True),
+    "running_extreme": _unary("CummaxBackward0", lambda a, dim, indices: np.take_along_axis(
+        a, indices, axis=dim), _running_extreme, False),
+    "scatter": Op("ScatterBackward0", lambda a, index, src, dim: _scatter_forward(a, index, src,
+                                                                                  dim),
+                  _scatter, (1,)),
+    "scatter_value": Op("ScatterBackward1", lambda a, index, dim, value: _scatter_forward(
+        a, index, np.asarray(value, dtype=a.dtype), dim), _scatter, (1,)),
+    "scatter_reduce": Op("ScatterReduceBackward0", lambda a, index, src, dim, reduce,
+                         include_self: scans.scatter_reduce(a, dim, index, src, reduce,
+                                                            include_self),
+                         _scatter_reduce, "all", saves_output=True),
 }

@@ -7,7 +7,7 @@ import numpy as np
 
 from gradcheck.ref import fperrors, grad_mode
 from gradcheck.ref.graph import Node
-from gradcheck.ref.tensors import _make
+from gradcheck.ref.tensors import INFERENCE_SAVED, _make
 
 
 class Op(NamedTuple):
@@ -61,6 +61,9 @@ def apply(op: Op, *inputs, **attrs):
                      for i, when in zip(op.saves, op.saves_when)]
         else:
             saved = inputs if op.saves == "all" else [inputs[i] for i in op.saves]
+        for t in saved:
+            if t is not None and t._inf:
+                raise RuntimeError(INFERENCE_SAVED)
         node = Node(op.name, op.backward, inputs, saved)
         if attrs:
             node.__dict__.update(attrs)
@@ -89,6 +92,7 @@ def _view(op: Op, base, out, attrs):
         return _make(out, node)
     result = _make(out, node, base._vc)
     result._view = [base, op, attrs, base._vc[0]]
+    result._inf = base._inf  # a view of an inference tensor is one too
     return result
 
 

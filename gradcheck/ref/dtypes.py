@@ -50,12 +50,16 @@ float16 = dtype("float16", np.float16, "HalfTensor", 6)
 float32 = dtype("float32", np.float32, "FloatTensor", 7)
 float64 = dtype("float64", np.float64, "DoubleTensor", 8)
 
+# NOTE: numpy has no bfloat16; the name exists (scripts pass it to autocast) and tensors
+# converted to it are stored, computed and reported as float32.
+bfloat16 = dtype("bfloat16", np.float32, "BFloat16Tensor", 7)
+
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
 _BY_NP = {d.np: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update(
     {"bool_": bool_, "long": int64, "int": int32, "short": int16, "half": float16,
-     "float": float32, "double": float64}
+     "float": float32, "double": float64, "bfloat16": bfloat16}
 )
 
 _default = [float32]

@@ -5,6 +5,7 @@ import functools
 
 # A one-element list so that every module reads the same switch without a global statement.
 _enabled = [True]
+_inference = [False]  # inside inference_mode(): new tensors are inference tensors
 
 
 def is_grad_enabled() -> bool:
@@ -96,8 +97,10 @@ class set_grad_enabled(_GradMode):  # noqa: N801 - torch name
 
 
 class inference_mode(_GradMode):  # noqa: N801 - torch name
-    """Like ``no_grad`` (the engine has no separate inference tensors). As in torch,
-    ``inference_mode(False)`` turns grad mode on, and a bare ``@inference_mode`` works.
+    """``no_grad`` whose new tensors are inference tensors (``is_inference()``): outside the
+    mode they cannot be edited in place, require grad, or be saved for backward, with torch's
+    errors. As in torch, ``inference_mode(False)`` turns grad mode on, and a bare
+    ``@inference_mode`` works.
 
     >>> with inference_mode():
     ...     is_grad_enabled()
@@ -114,6 +117,15 @@ class inference_mode(_GradMode):  # noqa: N801 - torch name
 
     def __init__(self, mode: bool = True):
         self._target = not mode
+
+    def __enter__(self):
+        self._prev_inference = _inference[0]
+        _inference[0] = not self._target
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        _inference[0] = self._prev_inference
+        return super().__exit__(*exc)
 
     def _fresh(self) -> inference_mode:
         return inference_mode(not self._target)

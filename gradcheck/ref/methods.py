@@ -86,7 +86,9 @@ def type_(self, dtype=None, non_blocking=False):
     if dtype is None:
         return f"torch.{self.dtype._tensor_type}"
     if isinstance(dtype, str):
-        dtype = {d._tensor_type: d for d in dt.ALL}[dtype.replace("torch.", "")]
+        dtype = {d._tensor_type: d for d in dt.ALL}[dtype.replace("torch.cuda.", "").replace(
+            "torch.", "")]
+    dtype = getattr(dtype, "dtype", dtype)  # a legacy type such as torch.FloatTensor
     return arguments._cast(self, dt.as_dtype(dtype))
 
 
@@ -173,12 +175,12 @@ def _inplace_of(fn):
     return method
 
 
-def _max_method(self, dim=None, keepdim=False):
-    return ops.max(self, dim, keepdim)
+def _max_method(self, dim=None, keepdim=False, *, axis=None):
+    return ops.max(self, dim if axis is None else axis, keepdim)
 
 
-def _min_method(self, dim=None, keepdim=False):
-    return ops.min(self, dim, keepdim)
+def _min_method(self, dim=None, keepdim=False, *, axis=None):
+    return ops.min(self, dim if axis is None else axis, keepdim)
 
 
 def _where_method(self, condition, other):
@@ -228,7 +230,10 @@ def attach() -> None:
         "__invert__": _invert,
         "__floordiv__": lambda a, b: ops.div(a, b, rounding_mode="floor"),
         "__rfloordiv__": lambda a, b: ops.div(b, a, rounding_mode="floor"),
-        "__mod__": lambda a, b: ops.sub(a, ops.mul(ops.div(a, b, rounding_mode="floor"), b)),
+        "__mod__": ops.remainder, "__rmod__": _swap(ops.remainder),
+        "__rxor__": _swap(ops.bitwise_xor), "__lshift__": ops.bitwise_left_shift,
+        "__rshift__": ops.bitwise_right_shift, "__rlshift__": _swap(ops.bitwise_left_shift),
+        "__rrshift__": _swap(ops.bitwise_right_shift),
         "__eq__": _eq, "__ne__": _ne, "__lt__": ops.lt, "__le__": ops.le, "__gt__": ops.gt,
         "__ge__": ops.ge, "__and__": ops.bitwise_and, "__or__": ops.bitwise_or,
         "__xor__": ops.bitwise_xor, "__rand__": _swap(ops.bitwise_and),
@@ -252,6 +257,7 @@ def attach() -> None:
         "T": property(_T), "mT": property(_mT), "H": property(_T), "mH": property(_mT),
         "view": _shape_method(ops.view), "reshape": _shape_method(ops.reshape),
         "multiply": ops.mul, "divide": ops.div, "true_divide": ops.div,
+        "unfold": ops.unfold_dim,
     }
     same_name = (
         "exp log log1p expm1 sqrt rsqrt sin cos tan tanh sigmoid reciprocal neg abs relu sign "
@@ -260,13 +266,18 @@ def attach() -> None:
         "lt le gt ge logical_not logical_and logical_or isnan isinf isfinite flatten unflatten "
         "transpose t permute squeeze unsqueeze expand repeat narrow select unbind split chunk "
         "gather scatter_add index_select clone equal allclose isclose tril triu outer dot add sub "
-        "mul div mm bmm swapaxes broadcast_to sort argsort topk nonzero"
+        "mul div mm bmm swapaxes broadcast_to sort argsort topk nonzero prod cumprod cummax "
+        "cummin flip fliplr flipud roll movedim moveaxis scatter scatter_reduce erf log2 "
+        "remainder fmod bitwise_and bitwise_or bitwise_xor bitwise_left_shift "
+        "bitwise_right_shift asin acos atan exp2 sinh cosh asinh acosh atanh arcsin arccos "
+        "arctan arcsinh arccosh arctanh bitwise_not diag diagonal masked_select logcumsumexp "
+        "repeat_interleave"
     ).split()
     for name in same_name:
         methods.setdefault(name, getattr(ops, name))
     for name in ("exp", "log", "sqrt", "abs", "neg", "sigmoid", "tanh", "relu", "sin", "cos",
                  "pow", "reciprocal", "floor", "ceil", "round", "sign", "log1p", "expm1",
-                 "rsqrt", "square"):
+                 "rsqrt", "square", "erf", "log2", "scatter", "scatter_reduce", "flip"):
         methods[name + "_"] = _inplace_of(getattr(ops, name))
     for name, fn in methods.items():
         setattr(Tensor, name, fn)

@@ -394,6 +394,23 @@ def _bitwise(ufunc):
 bitwise_and = _bitwise(np.bitwise_and)
 bitwise_or = _bitwise(np.bitwise_or)
 bitwise_xor = _bitwise(np.bitwise_xor)
+bitwise_left_shift = _bitwise(np.left_shift)
+bitwise_right_shift = _bitwise(np.right_shift)
+
+
+def remainder(input, other):  # noqa: A002
+    """Python-style remainder (the sign of the divisor), differentiable in ``input``.
+
+    >>> import gradcheck.ref as torch
+    >>> torch.remainder(torch.tensor([-3.0, 5.0]), 2)
+    tensor([1., 1.])
+    """
+    return sub(input, mul(div(input, other, rounding_mode="floor"), other))
+
+
+def fmod(input, other):  # noqa: A002
+    """C-style remainder (the sign of the dividend)."""
+    return sub(input, mul(div(input, other, rounding_mode="trunc"), other))
 
 
 def isnan(input):  # noqa: A002
@@ -575,4 +592,42 @@ from gradcheck.ref.shapes import (  # noqa: E402,F401
     unflatten,
     unsqueeze,
     view,
+)
+from gradcheck.ref.cumulative import cummax, cummin, cumprod, prod  # noqa: E402,F401
+from gradcheck.ref.rearrange import (  # noqa: E402,F401
+    asin,
+    acos,
+    atan,
+    exp2,
+    sinh,
+    cosh,
+    asinh,
+    acosh,
+    atanh,
+    arcsin,
+    arccos,
+    arctan,
+    arcsinh,
+    arccosh,
+    arctanh,
+    bitwise_not,
+    diag,
+    diagonal,
+    masked_select,
+    logcumsumexp,
+    std_mean,
+    var_mean,
+    unfold_dim,
+    erf,
+    flip,
+    fliplr,
+    flipud,
+    log2,
+    meshgrid,
+    moveaxis,
+    movedim,
+    repeat_interleave,
+    roll,
+    scatter,
+    scatter_reduce,
 )

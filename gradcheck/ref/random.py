@@ -82,10 +82,10 @@ def _out(array, dtype, device, requires_grad) -> Tensor:
     d = dt.as_dtype(dtype) if dtype is not None else dt.get_default_dtype()
     array = array.astype(d.np, copy=False)
     target = dev.as_device(device)
-    t = _make(dev.to_device(array, target) if target.type != "cpu" else array)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    from gradcheck.ref.creation import require_grad
+
+    return require_grad(_make(dev.to_device(array, target) if target.type != "cpu" else array),
+                        requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -102,7 +102,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
     return _out(_rng(generator).random(_shape_args(size)), dtype, device, requires_grad)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False) -> Tensor:
     """Integers in [low, high); ``randint(high, size)`` is allowed, as in torch."""
     if size is None:

@@ -246,7 +246,7 @@ def any(input, dim=None, keepdim=False):  # noqa: A001, A002
 
 def _truth_reduce(reduce, input, dim, keepdim):  # noqa: A002
     """``np.all`` or ``np.any`` over ``dim`` (all dims when None) as a bool tensor."""
-    axis = None if dim is None else _dim(dim, input._data.ndim)
+    axis = _dims(dim, input._data.ndim)
     return _make(np.asarray(reduce(input._data, axis=axis, keepdims=keepdim)))
 
 
@@ -258,7 +258,28 @@ def cumsum(input, dim):  # noqa: A002
     tensor([1., 3., 6.])
     """
     d = _dim(dim, input._data.ndim)
+    if input._data.ndim == 0:
+        return input.clone()
     n = input._data.shape[d]
     tri = _const(np.tril(np.ones((n, n))), input, input._data.dtype)
     moved = ops.transpose(input, d, -1)
     return ops.transpose(ops.matmul(moved, tri.mT), d, -1)
+
+
+def _axis_alias(fn):
+    """Accept numpy's ``axis=`` and ``keepdims=`` spellings, as torch does."""
+    def wrapper(*args, axis=None, keepdims=None, **kwargs):
+        if axis is not None:
+            kwargs["dim"] = axis
+        if keepdims is not None:
+            kwargs["keepdim"] = keepdims
+        return fn(*args, **kwargs)
+
+    wrapper.__name__, wrapper.__doc__, wrapper.__wrapped__ = fn.__name__, fn.__doc__, fn
+    return wrapper
+
+
+sum, mean, amax, amin, max, min = map(_axis_alias, (sum, mean, amax, amin, max, min))  # noqa: A001
+argmax, argmin, var, std, logsumexp, norm = map(_axis_alias, (argmax, argmin, var, std,
+                                                              logsumexp, norm))
+all, any, cumsum = map(_axis_alias, (all, any, cumsum))  # noqa: A001

@@ -11,7 +11,7 @@ from gradcheck.ref import ops
 from gradcheck.ref.arguments import _cast, _dims, _normalise_index, _shape_args, is_basic_index
 from gradcheck.ref.derivatives import TABLE
 from gradcheck.ref.dispatch import apply
-from gradcheck.ref.tensors import _dim, _make
+from gradcheck.ref.tensors import Tensor, _dim, _make
 
 
 def reshape(input, *shape):  # noqa: A002
@@ -294,7 +294,23 @@ def gather(input, dim, index):  # noqa: A002
     tensor([[2.],
             [3.]])
     """
-    return apply(TABLE["gather"], input, index, dim=_dim(dim, input._data.ndim))
+    d = _dim(dim, input._data.ndim)
+    check_index(index, input, d, "gather")
+    return apply(TABLE["gather"], input, index, dim=d)
+
+
+def check_index(index, input, dim, name):  # noqa: A002
+    """torch's errors for an index tensor of the wrong dtype or out of range along ``dim``."""
+    if not isinstance(index, Tensor) or index._data.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    if index._data.ndim != input._data.ndim and input._data.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input "
+                           "tensor")
+    size = input._data.shape[dim] if input._data.ndim else 1
+    bad = (index._data < 0) | (index._data >= size)
+    if bad.any():
+        value = int(index._data[bad].flat[0])
+        raise RuntimeError(f"index {value} is out of bounds for dimension {dim} with size {size}")
 
 
 def scatter_add(input, dim, index, src):  # noqa: A002
@@ -360,7 +376,8 @@ def triu(input, diagonal=0):  # noqa: A002
 def _triangle(input, band, diagonal):  # noqa: A002
     """``input`` where ``band`` (np.tril or np.triu) keeps the last two dims, else zero."""
     mask = band(np.ones(input._data.shape[-2:], dtype=bool), diagonal)
-    return ops.where(_make(mask), input, 0.0 if input._data.dtype.kind == "f" else 0)
+    kind = input._data.dtype.kind
+    return ops.where(_make(mask), input, 0.0 if kind == "f" else (False if kind == "b" else 0))
 
 
 def sort(input, dim=-1, descending=False, stable=False):  # noqa: A002
@@ -415,7 +432,9 @@ def nonzero(input, *, as_tuple=False):  # noqa: A002
     tensor([[1],
             [2]])
     """
-    found = np.nonzero(input._data)
+    found = np.nonzero(np.atleast_1d(input._data))
+    if input._data.ndim == 0 and not as_tuple:  # torch: one dimensionless row per hit
+        return _make(np.zeros((int(bool(input._data)), 0), dtype=np.int64))
     if as_tuple:
         return tuple(_make(i.astype(np.int64)) for i in found)
     return _make(np.stack(found, axis=1).astype(np.int64))

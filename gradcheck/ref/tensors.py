@@ -27,6 +27,19 @@ VIEW_OF_LEAF_INPLACE = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
 )
 FLOAT_ONLY = "only Tensors of floating point dtype can require gradients"
+INFERENCE_INPLACE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details."
+)
+INFERENCE_REQUIRES_GRAD = ("Setting requires_grad=True on inference tensor outside InferenceMode "
+                           "is not allowed.")
+INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`."
+)
 
 
 class Tensor:
@@ -41,7 +54,7 @@ class Tensor:
     # _view: [parent, op, attrs, version at which grad_fn was last derived from parent] when
     # this tensor is a view of parent's storage, else None.
     __slots__ = ("_data", "_rg", "_grad", "grad_fn", "_vc", "_retains_grad", "_hooks",
-                 "_post_hooks", "_acc", "_view", "__weakref__")
+                 "_post_hooks", "_acc", "_view", "_inf", "__weakref__")
 
     # `Tensor(...)` is torch's legacy constructor: sizes give an uninitialised float tensor,
     # anything else is data converted to the default float dtype.
@@ -134,7 +147,13 @@ class Tensor:
             )
         if value and self._data.dtype.kind != "f":
             raise RuntimeError(FLOAT_ONLY)
+        if value and self._inf and not grad_mode._inference[0]:
+            raise RuntimeError(INFERENCE_REQUIRES_GRAD)
         self._rg = bool(value)
+
+    def is_inference(self) -> bool:
+        """True for a tensor created inside ``inference_mode()``."""
+        return self._inf
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Set ``requires_grad`` in place and return self."""
@@ -360,6 +379,7 @@ def _make(data, grad_fn=None, vc=None, cls=None) -> Tensor:
     t._post_hooks = None
     t._acc = None
     t._view = None
+    t._inf = grad_mode._inference[0]
     return t
 
 
@@ -374,7 +394,10 @@ def _dim(dim: int, ndim: int) -> int:
 
 
 def check_inplace(t: Tensor) -> None:
-    """torch's error for an in-place edit of a leaf that requires grad (or a view of one)."""
+    """torch's error for an in-place edit of a leaf that requires grad (or a view of one),
+    or of an inference tensor outside inference mode."""
+    if t._inf and not grad_mode._inference[0]:
+        raise RuntimeError(INFERENCE_INPLACE)
     if not grad_mode._enabled[0]:
         return
     if t._rg and t.grad_fn is None:

@@ -26,6 +26,13 @@ OPTIMIZER_CASES = [
     ("RMSprop", dict(lr=0.005, centered=True, maximize=True)),
     ("Adagrad", dict(lr=0.1)),
     ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.01, initial_accumulator_value=0.1)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.01, maximize=True)),
+    ("NAdam", dict(lr=0.01)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.01, momentum_decay=0.01)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.01, decoupled_weight_decay=True)),
+    ("RAdam", dict(lr=0.01)),
+    ("RAdam", dict(lr=0.01, weight_decay=0.01, decoupled_weight_decay=True, maximize=True)),
 ]
 
 
@@ -269,7 +276,8 @@ def test_state_dict_layout_matches_torch(ref, torch, helpers):
         assert r_state[index]["step"].item() == t_state[index]["step"].item()
 
 
-@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "LBFGS"])
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "LBFGS",
+                                  "Adadelta", "NAdam", "RAdam"])
 def test_param_group_keys_match_torch(name, ref, torch):
     def group(lib):
         opt = getattr(lib.optim, name)([lib.nn.Parameter(lib.ones(1))], lr=0.1)

@@ -5,7 +5,10 @@ supports and its gradients come from the engine's derivative table.
 """
 from gradcheck.ref.nn import functional, init, utils
 from gradcheck.ref.nn.activation import LeakyReLU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from gradcheck.ref.nn.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from gradcheck.ref.nn.container import ModuleList, Sequential
+from gradcheck.ref.nn.containers_dict import ModuleDict, ParameterDict, ParameterList
+from gradcheck.ref.nn.conv import Conv1d, Conv2d, ConvTranspose2d
 from gradcheck.ref.nn.dropout import Dropout
 from gradcheck.ref.nn.flatten import Flatten
 from gradcheck.ref.nn.linear import Identity, Linear
@@ -13,18 +16,69 @@ from gradcheck.ref.nn.loss import (
     BCELoss,
     BCEWithLogitsLoss,
     CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
     L1Loss,
     MSELoss,
     NLLLoss,
+    SmoothL1Loss,
 )
 from gradcheck.ref.nn.module import Module
-from gradcheck.ref.nn.normalization import LayerNorm
+from gradcheck.ref.nn.nonlinear import (
+    CELU,
+    ELU,
+    GELU,
+    SELU,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LogSigmoid,
+    Mish,
+    PReLU,
+    ReLU6,
+    SiLU,
+    Softplus,
+    Softsign,
+)
+from gradcheck.ref.nn.normalization import GroupNorm, LayerNorm
+from gradcheck.ref.nn.padding import (
+    ConstantPad1d,
+    ConstantPad2d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ZeroPad1d,
+    ZeroPad2d,
+)
 from gradcheck.ref.nn.parameter import Parameter
+from gradcheck.ref.nn.pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
+from gradcheck.ref.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
 from gradcheck.ref.nn.sparse import Embedding
+from gradcheck.ref.nn.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from gradcheck.ref.nn import parallel
+from gradcheck.ref.nn.parallel import DataParallel
 
 __all__ = [
-    "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten",
-    "Identity", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "Module",
-    "ModuleList", "NLLLoss", "Parameter", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh",
-    "functional", "init", "utils",
+    "CELU", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d",
+    "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+    "ConstantPad1d", "ConstantPad2d", "Conv1d", "Conv2d", "ConvTranspose2d", "CrossEntropyLoss",
+    "DataParallel",
+    "Dropout", "ELU", "Embedding", "Flatten", "GELU", "GRU", "GRUCell", "GroupNorm",
+    "Hardsigmoid", "Hardswish", "Hardtanh", "HuberLoss", "Identity", "KLDivLoss", "L1Loss",
+    "LSTM", "LSTMCell", "LayerNorm", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax",
+    "MSELoss", "MaxPool1d", "MaxPool2d", "Mish", "Module", "ModuleDict", "ModuleList",
+    "NLLLoss", "PReLU", "Parameter", "ParameterDict", "ParameterList", "RNN", "RNNBase",
+    "RNNCell", "ReLU", "ReLU6", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
+    "ReplicationPad2d", "SELU", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax",
+    "Softplus", "Softsign", "Tanh", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
+    "ZeroPad1d", "ZeroPad2d", "functional", "init", "parallel", "utils",
 ]

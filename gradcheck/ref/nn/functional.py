@@ -6,7 +6,6 @@ written so that the composed gradient is exact, not just the forward value.
 """
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -173,149 +172,57 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
     return out
 
 
-def _check_reduction(reduction: str) -> None:
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction!r} is not a valid value for reduction; use one of "
-                         f"{', '.join(_REDUCTIONS)}")
-
-
-def _reduce(loss: Tensor, reduction: str) -> Tensor:
-    _check_reduction(reduction)
-    if reduction == "mean":
-        return loss.mean()
-    return loss.sum() if reduction == "sum" else loss
-
-
-def _check_same_shape(input: Tensor, target: Tensor, name: str) -> None:
-    if tuple(input.shape) != tuple(target.shape):
-        raise ValueError(f"{name}: target size {tuple(target.shape)} must be the same as input "
-                         f"size {tuple(input.shape)}")
-
-
-def _warn_broadcast(input: Tensor, target: Tensor, name: str) -> None:
-    # torch only warns here and broadcasts; we keep its behaviour so scripts run identically.
-    if tuple(input.shape) != tuple(target.shape):
-        warnings.warn(f"{name}: target size {tuple(target.shape)} differs from input size "
-                      f"{tuple(input.shape)}; they will broadcast, which is likely a bug. "
-                      "Reshape them to the same size.", UserWarning, stacklevel=3)
-
-
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Mean squared error.
-
-    Example:
-        >>> import gradcheck.ref as torch
-        >>> mse_loss(torch.tensor([1.0, 3.0]), torch.tensor([0.0, 0.0])).item()
-        5.0
-    """
-    _warn_broadcast(input, target, "mse_loss")
-    diff = input - target
-    return _reduce(diff * diff, reduction)
-
-
-def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Mean absolute error.
-
-    Example:
-        >>> import gradcheck.ref as torch
-        >>> l1_loss(torch.tensor([1.0]), torch.tensor([3.0])).item()
-        2.0
-    """
-    _warn_broadcast(input, target, "l1_loss")
-    return _reduce((input - target).abs(), reduction)
-
-
-def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
-             ignore_index: int = -100, reduction: str = "mean") -> Tensor:
-    """Negative log-likelihood of class indices, given log-probabilities `input` (N, C, ...).
-
-    With reduction="mean" the sum is divided by the total weight of non-ignored targets.
-
-    Example:
-        >>> import gradcheck.ref as torch
-        >>> nll_loss(torch.tensor([[-1.0, -2.0]]), torch.tensor([1])).item()
-        2.0
-    """
-    if input.dim() < 1 or target.dtype not in (torch.int64, torch.int32):
-        raise TypeError(f"nll_loss expects class indices of dtype int64 as target, got "
-                        f"{target.dtype}; for probabilities use binary_cross_entropy")
-    batch = input.shape[0] if input.dim() > 1 else 1
-    if input.dim() > 1 and tuple(target.shape) != (batch,) + tuple(input.shape[2:]):
-        raise ValueError(f"nll_loss: expected target of shape {(batch,) + tuple(input.shape[2:])}"
-                         f" for input of shape {tuple(input.shape)}, got {tuple(target.shape)}")
-    class_dim = 1 if input.dim() > 1 else 0
-    if weight is None and not (target == ignore_index).any().item():
-        picked = input.gather(class_dim, target.unsqueeze(class_dim)).squeeze(class_dim)
-        return _reduce(-picked, reduction)
-    valid = target != ignore_index
-    safe_target = torch.where(valid, target, torch.zeros_like(target))
-    picked = input.gather(class_dim, safe_target.unsqueeze(class_dim)).squeeze(class_dim)
-    w = valid.to(input.dtype)
-    if weight is not None:
-        w = w * weight[safe_target]
-    loss = -picked * w
-    if reduction == "mean":
-        return loss.sum() / w.sum()
-    return _reduce(loss, reduction)
-
-
-def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                  ignore_index: int = -100, reduction: str = "mean") -> Tensor:
-    """log_softmax over the class dim followed by nll_loss (class-index targets).
-
-    Example:
-        >>> import gradcheck.ref as torch
-        >>> round(cross_entropy(torch.zeros(1, 2), torch.tensor([0])).item(), 4)
-        0.6931
-    """
-    class_dim = 1 if input.dim() > 1 else 0
-    return nll_loss(log_softmax(input, class_dim), target, weight, ignore_index, reduction)
-
-
-def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                         reduction: str = "mean") -> Tensor:
-    """BCE on probabilities; like torch, each log term is clamped at -100 so 0 and 1 stay finite.
-
-    Example:
-        >>> import gradcheck.ref as torch
-        >>> round(binary_cross_entropy(torch.tensor([0.5]), torch.tensor([1.0])).item(), 4)
-        0.6931
-    """
-    _check_same_shape(input, target, "binary_cross_entropy")
-    with torch.no_grad():
-        if ((input < 0) | (input > 1)).any().item():
-            raise RuntimeError("binary_cross_entropy: all elements of input should be between "
-                               "0 and 1; apply sigmoid first or use "
-                               "binary_cross_entropy_with_logits")
-    log_p = input.log().clamp(min=-100)
-    log_1mp = (1 - input).log().clamp(min=-100)
-    loss = -(target * log_p + (1 - target) * log_1mp)
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
-
-
-def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                                     reduction: str = "mean",
-                                     pos_weight: Tensor | None = None) -> Tensor:
-    """sigmoid + BCE fused stably: (1 - y) x - log(sigmoid(x)), weighted per element/class.
-
-    Example:
-        >>> import gradcheck.ref as torch
-        >>> round(binary_cross_entropy_with_logits(torch.tensor([0.0]),
-        ...                                        torch.tensor([1.0])).item(), 4)
-        0.6931
-    """
-    _check_same_shape(input, target, "binary_cross_entropy_with_logits")
-    # NOTE: -log(sigmoid(x)) = m + log(exp(-m) + exp(-x - m)) with m = max(-x, 0), so no exp
-    # overflows. m is only a shift (the result's derivative in m is 0), so detaching it is
-    # exact and saves graph nodes. The tempting relu(-x) + log1p(exp(-|x|)) is NOT: relu and
-    # abs have zero slope at 0, giving gradient 1 - y instead of 0.5 - y at x = 0.
-    m = (-input.detach()).clamp(min=0)
-    neg_log_sigmoid = m + ((-m).exp() + (-input - m).exp()).log()
-    if pos_weight is not None:
-        neg_log_sigmoid = neg_log_sigmoid * ((pos_weight - 1) * target + 1)
-    loss = (1 - target) * input + neg_log_sigmoid
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+# The rest of the namespace lives in one module per kind of layer; re-exported here so that
+# ``torch.nn.functional.<name>`` finds everything, as in torch.
+from gradcheck.ref.nn.losses import (  # noqa: E402,F401
+    _check_reduction,
+    _reduce,
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    one_hot,
+    smooth_l1_loss,
+)
+from gradcheck.ref.nn.conv import (  # noqa: E402,F401
+    conv1d,
+    conv2d,
+    conv_transpose2d,
+    fold,
+    unfold,
+)
+from gradcheck.ref.nn.padding import pad  # noqa: E402,F401
+from gradcheck.ref.nn.pooling import (  # noqa: E402,F401
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
+from gradcheck.ref.nn.batchnorm import batch_norm  # noqa: E402,F401
+from gradcheck.ref.nn.normalization import group_norm  # noqa: E402,F401
+from gradcheck.ref.nn.nonlinear import (  # noqa: E402,F401
+    celu,
+    elu,
+    gelu,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    logsigmoid,
+    mish,
+    normalize,
+    prelu,
+    relu6,
+    selu,
+    silu,
+    softplus,
+    softsign,
+)
+from gradcheck.ref.nn.upsampling import interpolate, upsample  # noqa: E402,F401
+from gradcheck.ref.nn.attention import scaled_dot_product_attention  # noqa: E402,F401

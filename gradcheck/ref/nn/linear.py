@@ -11,6 +11,17 @@ from gradcheck.ref.nn.module import Module
 from gradcheck.ref.nn.parameter import Parameter
 
 
+def default_init(weight: Any, bias: Any) -> None:
+    """torch's default for Linear and Conv layers: weight ~ kaiming_uniform_(a=sqrt(5)) and
+    bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+    # NOTE: a=sqrt(5) makes kaiming_uniform_'s bound exactly 1/sqrt(fan_in).
+    init.kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        init.uniform_(bias, -bound, bound)
+
+
 class Identity(Module):
     """Return the input unchanged (accepts and ignores any constructor arguments).
 
@@ -50,12 +61,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        # NOTE: a=sqrt(5) makes kaiming_uniform_'s bound exactly 1/sqrt(fan_in).
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.in_features
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        default_init(self.weight, self.bias)
 
     def forward(self, input: Any) -> Any:
         return F.linear(input, self.weight, self.bias)

@@ -1,17 +1,31 @@
-"""Loss modules: thin wrappers that store `reduction` (and weights) for `nn.functional`."""
+"""Loss modules: thin wrappers that store `reduction` (and weights) for `nn.functional`.
+
+The constructors take torch's arguments, including the deprecated ``size_average`` and
+``reduce`` (mapped to ``reduction`` with torch's warning).
+"""
 from __future__ import annotations
 
 from typing import Any
 
-from gradcheck.ref.nn import functional as F
+from gradcheck.ref.nn import losses as L
 from gradcheck.ref.nn.module import Module
 
 
 class _Loss(Module):
-    def __init__(self, reduction: str = "mean") -> None:
+    def __init__(self, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
         super().__init__()
-        F._check_reduction(reduction)
+        reduction = L.legacy_reduction(size_average, reduce, reduction)
+        if reduction != "batchmean":
+            L._check_reduction(reduction)
         self.reduction = reduction
+
+
+class _WeightedLoss(_Loss):
+    def __init__(self, weight: Any = None, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
 
 
 class MSELoss(_Loss):
@@ -24,7 +38,7 @@ class MSELoss(_Loss):
     """
 
     def forward(self, input: Any, target: Any) -> Any:
-        return F.mse_loss(input, target, reduction=self.reduction)
+        return L.mse_loss(input, target, reduction=self.reduction)
 
 
 class L1Loss(_Loss):
@@ -37,10 +51,45 @@ class L1Loss(_Loss):
     """
 
     def forward(self, input: Any, target: Any) -> Any:
-        return F.l1_loss(input, target, reduction=self.reduction)
+        return L.l1_loss(input, target, reduction=self.reduction)
 
 
-class NLLLoss(_Loss):
+class SmoothL1Loss(_Loss):
+    """Quadratic below ``beta``, linear above."""
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 beta: float = 1.0) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input: Any, target: Any) -> Any:
+        return L.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """Quadratic below ``delta``, linear (slope delta) above."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input: Any, target: Any) -> Any:
+        return L.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class KLDivLoss(_Loss):
+    """Pointwise KL divergence of log-probabilities ``input`` from ``target``."""
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 log_target: bool = False) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input: Any, target: Any) -> Any:
+        return L.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class NLLLoss(_WeightedLoss):
     """Negative log-likelihood on log-probabilities with class-index targets.
 
     Example:
@@ -49,18 +98,18 @@ class NLLLoss(_Loss):
         0.5
     """
 
-    def __init__(self, weight: Any = None, ignore_index: int = -100,
-                 reduction: str = "mean") -> None:
-        super().__init__(reduction)
-        self.weight = weight
+    def __init__(self, weight: Any = None, size_average: Any = None, ignore_index: int = -100,
+                 reduce: Any = None, reduction: str = "mean") -> None:
+        super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
     def forward(self, input: Any, target: Any) -> Any:
-        return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
+        return L.nll_loss(input, target, self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
 
 
-class CrossEntropyLoss(NLLLoss):
-    """log_softmax + NLLLoss on raw logits with class-index targets.
+class CrossEntropyLoss(_WeightedLoss):
+    """log_softmax + NLL on raw logits, with class-index or class-probability targets.
 
     Example:
         >>> import gradcheck.ref as torch
@@ -68,11 +117,18 @@ class CrossEntropyLoss(NLLLoss):
         1.3863
     """
 
+    def __init__(self, weight: Any = None, size_average: Any = None, ignore_index: int = -100,
+                 reduce: Any = None, reduction: str = "mean",
+                 label_smoothing: float = 0.0) -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+
     def forward(self, input: Any, target: Any) -> Any:
-        return F.cross_entropy(input, target, self.weight, self.ignore_index, self.reduction)
+        return L.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
 
 
-class BCELoss(_Loss):
+class BCELoss(_WeightedLoss):
     """Binary cross-entropy on probabilities in [0, 1].
 
     Example:
@@ -81,15 +137,11 @@ class BCELoss(_Loss):
         0.6931
     """
 
-    def __init__(self, weight: Any = None, reduction: str = "mean") -> None:
-        super().__init__(reduction)
-        self.weight = weight
-
     def forward(self, input: Any, target: Any) -> Any:
-        return F.binary_cross_entropy(input, target, self.weight, self.reduction)
+        return L.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
 
-class BCEWithLogitsLoss(_Loss):
+class BCEWithLogitsLoss(_WeightedLoss):
     """Sigmoid + binary cross-entropy in one numerically stable expression.
 
     Example:
@@ -98,11 +150,12 @@ class BCEWithLogitsLoss(_Loss):
         0.6931
     """
 
-    def __init__(self, weight: Any = None, reduction: str = "mean", pos_weight: Any = None) -> None:
-        super().__init__(reduction)
-        self.weight = weight
-        self.pos_weight = pos_weight
+    def __init__(self, weight: Any = None, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean", pos_weight: Any = None) -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input: Any, target: Any) -> Any:
-        return F.binary_cross_entropy_with_logits(input, target, self.weight, self.reduction,
-                                                  self.pos_weight)
+        return L.binary_cross_entropy_with_logits(input, target, self.weight,
+                                                  reduction=self.reduction,
+                                                  pos_weight=self.pos_weight)

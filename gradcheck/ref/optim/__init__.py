@@ -2,9 +2,11 @@
 from gradcheck.ref.optim import lr_scheduler
 from gradcheck.ref.optim.adagrad import Adagrad
 from gradcheck.ref.optim.adam import Adam, AdamW
+from gradcheck.ref.optim.adaptive import Adadelta, NAdam, RAdam
 from gradcheck.ref.optim.lbfgs import LBFGS
 from gradcheck.ref.optim.optimizer import Optimizer
 from gradcheck.ref.optim.rmsprop import RMSprop
 from gradcheck.ref.optim.sgd import SGD
 
-__all__ = ["LBFGS", "SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]
+__all__ = ["LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "NAdam", "Optimizer", "RAdam",
+           "RMSprop", "lr_scheduler"]

@@ -63,8 +63,12 @@ class LRScheduler:
         self._step_count += 1
         if self._step_count == 2 and not self.optimizer._opt_called:
             warnings.warn(
-                "lr_scheduler.step() was called before optimizer.step(); call optimizer.step() "
-                "first, or the first value of the learning-rate schedule is skipped",
+                "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch "
+                "1.1.0 and later, you should call them in the opposite order: "
+                "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this will "
+                "result in PyTorch skipping the first value of the learning rate schedule. See "
+                "more details at "
+                "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
                 UserWarning, stacklevel=2)
         if epoch is None:
             self.last_epoch += 1

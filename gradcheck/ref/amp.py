@@ -1,0 +1,153 @@
+"""``torch.amp``: ``autocast`` and ``GradScaler`` with torch's semantics on a machine without a
+GPU.
+
+``autocast("cuda")`` and a ``GradScaler`` for cuda disable themselves with torch's warnings, so
+a mixed-precision script runs in full precision, exactly as torch runs it on a CPU-only
+machine. ``autocast("cpu")`` is accepted and computes in the inputs' dtypes (torch would use
+bfloat16 for some ops; numpy has no bfloat16). ``GradScaler("cpu")`` really scales: the loss
+is multiplied by the scale, ``unscale_`` divides the gradients and looks for inf/nan, ``step``
+skips the optimizer step when it found one, and ``update`` backs off or grows the scale.
+
+>>> import gradcheck.ref as torch
+>>> scaler = GradScaler("cpu", init_scale=4.0)
+>>> scaler.scale(torch.tensor(1.5)).item(), scaler.get_scale()
+(6.0, 4.0)
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+from typing import Any
+
+from gradcheck.ref import dtypes as dt
+from gradcheck.ref.devices import cuda_is_available
+
+_NO_CUDA_AUTOCAST = "CUDA is not available or torch_xla is imported. Disabling autocast."
+_NO_CUDA_SCALER = "torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling."
+_state = {"enabled": False}
+
+
+def is_autocast_enabled(device_type: str | None = None) -> bool:
+    return _state["enabled"]
+
+
+class autocast:  # noqa: N801 - torch name
+    """Mixed-precision region; a no-op here (see the module docstring), usable as a decorator."""
+
+    def __init__(self, device_type: str = "cuda", dtype: Any = None, enabled: bool = True,
+                 cache_enabled: bool | None = None) -> None:
+        if enabled and device_type == "cuda" and not cuda_is_available():
+            warnings.warn(_NO_CUDA_AUTOCAST, UserWarning, stacklevel=2)
+            enabled = False
+        self.device, self.fast_dtype, self._enabled = device_type, dtype, enabled
+
+    def __enter__(self) -> autocast:
+        self._previous = _state["enabled"]
+        _state["enabled"] = self._enabled
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _state["enabled"] = self._previous
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self:
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class GradScaler:
+    """Loss scaling with torch's update rule (enabled on "cpu"; disabled for cuda without a
+    GPU, with torch's warning)."""
+
+    def __init__(self, device: str = "cuda", init_scale: float = 2.0 ** 16,
+                 growth_factor: float = 2.0, backoff_factor: float = 0.5,
+                 growth_interval: int = 2000, enabled: bool = True) -> None:
+        if enabled and device == "cuda" and not cuda_is_available():
+            warnings.warn(_NO_CUDA_SCALER, UserWarning, stacklevel=2)
+            enabled = False
+        self._device, self._enabled = device, enabled
+        self._scale, self._growth_factor = float(init_scale), growth_factor
+        self._backoff_factor, self._growth_interval = backoff_factor, growth_interval
+        self._growth_tracker = 0
+        self._found_inf: dict[int, bool] = {}  # per optimizer: unscaled, and found inf/nan?
+
+    def is_enabled(self) -> bool:
+        return self._enabled
+
+    def get_scale(self) -> float:
+        return self._scale if self._enabled else 1.0
+
+    def _scale_tensor(self):
+        from gradcheck.ref import creation
+
+        return creation.tensor(self._scale, dtype=dt.float32)
+
+    def scale(self, outputs: Any) -> Any:
+        """``outputs * scale`` (tensors, or lists/tuples of them)."""
+        if not self._enabled:
+            return outputs
+        if isinstance(outputs, (list, tuple)):
+            return type(outputs)(self.scale(o) for o in outputs)
+        return outputs * self._scale_tensor()
+
+    def unscale_(self, optimizer: Any) -> None:
+        """Divide the gradients of ``optimizer``'s parameters by the scale, in place."""
+        if not self._enabled:
+            return
+        if id(optimizer) in self._found_inf:
+            raise RuntimeError("unscale_() has already been called on this optimizer since the "
+                               "last update().")
+        from gradcheck.ref import grad_mode
+
+        inverse = (1.0 / self._scale_tensor().double()).float()
+        found = False
+        with grad_mode.no_grad():
+            for group in optimizer.param_groups:
+                for param in group["params"]:
+                    if param.grad is None:
+                        continue
+                    found = found or not bool(param.grad.isfinite().all().item())
+                    param.grad.mul_(inverse)
+        self._found_inf[id(optimizer)] = found
+
+    def step(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+        """Unscale if needed, then ``optimizer.step()`` unless an inf/nan gradient was found."""
+        if not self._enabled:
+            return optimizer.step(*args, **kwargs)
+        if id(optimizer) not in self._found_inf:
+            self.unscale_(optimizer)
+        return None if self._found_inf[id(optimizer)] else optimizer.step(*args, **kwargs)
+
+    def update(self, new_scale: float | None = None) -> None:
+        """Back off after an overflow; grow after ``growth_interval`` clean steps."""
+        if not self._enabled:
+            return
+        if new_scale is not None:
+            self._scale = float(new_scale.item() if hasattr(new_scale, "item") else new_scale)
+        elif any(self._found_inf.values()):
+            self._scale *= self._backoff_factor
+            self._growth_tracker = 0
+        else:
+            self._growth_tracker += 1
+            if self._growth_tracker == self._growth_interval:
+                self._scale *= self._growth_factor
+                self._growth_tracker = 0
+        self._found_inf = {}
+
+    def state_dict(self) -> dict:
+        if not self._enabled:
+            return {}
+        return {"scale": self._scale, "growth_factor": self._growth_factor,
+                "backoff_factor": self._backoff_factor,
+                "growth_interval": self._growth_interval, "_growth_tracker": self._growth_tracker}
+
+    def load_state_dict(self, state: dict) -> None:
+        if not self._enabled:
+            return
+        self._scale = float(state["scale"])
+        self._growth_factor, self._backoff_factor = state["growth_factor"], state["backoff_factor"]
+        self._growth_interval = state["growth_interval"]
+        self._growth_tracker = state["_growth_tracker"]

@@ -1,0 +1,47 @@
+"""``F.scaled_dot_product_attention``: softmax(q k^T * scale + mask) v, written with the
+engine's ops (so its gradient is the composition of matmul, softmax and masking rules).
+
+Example:
+    >>> import gradcheck.ref as torch
+    >>> q = torch.ones(1, 2, 4)
+    >>> scaled_dot_product_attention(q, q, q, is_causal=True).shape
+    torch.Size([1, 2, 4])
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from gradcheck import ref as torch
+
+Tensor = Any
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """Attention as torch defines it; a bool mask keeps True positions, a float mask adds."""
+    length, source = query.shape[-2], key.shape[-2]
+    if enable_gqa and key.shape[-3] != query.shape[-3]:
+        repeat = query.shape[-3] // key.shape[-3]
+        key = key.repeat_interleave(repeat, -3)
+        value = value.repeat_interleave(repeat, -3)
+    factor = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = query @ key.transpose(-2, -1) * factor
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                               "set when is_causal=True")
+        attn_mask = torch.ones(length, source, dtype=torch.bool).tril()
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = torch.softmax(scores, -1)
+    if dropout_p > 0.0:
+        from gradcheck.ref.nn.functional import dropout
+
+        weights = dropout(weights, dropout_p, True)
+    return weights @ value

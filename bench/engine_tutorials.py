@@ -112,11 +112,24 @@ def _shared_random(torch, rng: np.random.Generator) -> None:
     def randperm(n, dtype=None, **_):
         return torch.tensor(rng.permutation(int(n)), dtype=dtype or torch.int64)
 
-    def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
+    def normal(mean=0.0, std=1.0, size=None, *, dtype=None, **_):
+        mean_array = mean.detach().numpy() if hasattr(mean, "detach") else np.asarray(mean)
+        std_array = std.detach().numpy() if hasattr(std, "detach") else np.asarray(std)
+        shape = tuple(size) if size is not None else np.broadcast(mean_array, std_array).shape
+        dtype = dtype or getattr(mean, "dtype", None) or getattr(std, "dtype", None)
+        return make(mean_array + std_array * rng.standard_normal(shape), dtype=dtype)
+
+    def dropout(input, p=0.5, training=True, inplace=False, *, channels=False):  # noqa: A002
         if not training or p == 0:
             return input
-        keep = (rng.random(tuple(input.shape)) >= p).astype(np.float32) / (1 - p)
+        shape = tuple(input.shape)
+        if channels and len(shape) >= 3:  # one draw per channel, as dropout2d/3d do
+            shape = shape[:2] + (1,) * (len(shape) - 2)
+        keep = (rng.random(shape) >= p).astype(np.float32) / (1 - p)
         return input * torch.tensor(keep, dtype=input.dtype)
+
+    def channel_dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
+        return dropout(input, p, training, inplace, channels=True)
 
     torch.randn = lambda *size, **kw: make(rng.standard_normal(shape_of(size)), **_kw(kw))
     torch.rand = lambda *size, **kw: make(rng.random(shape_of(size)), **_kw(kw))
@@ -125,8 +138,15 @@ def _shared_random(torch, rng: np.random.Generator) -> None:
     torch.rand_like = lambda x, **kw: make(rng.random(tuple(x.shape)),
                                            **_kw({"dtype": x.dtype, **kw}))
     torch.randint = randint
+    # Shuffling gets its own stream: torch and the engine seed their samplers differently.
+    shuffle_rng = np.random.default_rng(SEED + 1)
+    torch.utils.data.RandomSampler.__iter__ = lambda self: iter(
+        shuffle_rng.permutation(len(self.data_source)).tolist())
     torch.randperm = randperm
+    torch.normal = normal
     torch.nn.functional.dropout = dropout
+    for name in ("dropout1d", "dropout2d", "dropout3d"):
+        setattr(torch.nn.functional, name, channel_dropout)
 
 
 def _kw(kwargs: dict) -> dict:
@@ -142,7 +162,7 @@ def _fake_torchvision(torch, rng: np.random.Generator) -> None:
 
         def __init__(self, root=None, train=True, transform=None, target_transform=None,
                      download=False, **_):
-            count = 64 if train else 32
+            count = 200 if train else 40  # 200: a multiple of the batch sizes scripts hard-code
             pixels = rng.integers(0, 256, size=(count, *self.shape[1:], self.shape[0]))
             self.data = torch.tensor(pixels.squeeze(-1) if self.shape[0] == 1 else pixels,
                                      dtype=torch.uint8)
@@ -350,6 +370,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=8, help="backward calls per run")
     parser.add_argument("--only", help="run only scripts whose path contains this")
     parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--losses", action="store_true", help="print both loss curves")
     parser.add_argument("--write", action="store_true", help="store results in the CSV")
     parser.add_argument("--child", choices=("torch", "ref"), help=argparse.SUPPRESS)
     parser.add_argument("--script", type=Path, help=argparse.SUPPRESS)
@@ -379,6 +400,9 @@ def main() -> None:
         row["result"], row["note"] = judge(runs["torch"], runs["ref"])
         counts[row["result"]] += 1
         print(f"{row['result']:7} {row['repository']}:{row['path']}  {row['note']}", flush=True)
+        if args.losses:
+            for backend, run in runs.items():
+                print(f"    {backend:5}", " ".join(f"{x:.7g}" for x in run["losses"]))
     total = sum(counts.values())
     print(f"{counts['pass']} of {total} scripts train on the engine with torch's losses "
           f"({counts['fail']} fail, {counts['harness']} harness problems)")

@@ -25,10 +25,11 @@ number of losses as torch, each within ``rtol=1e-3, atol=1e-5``.
 from __future__ import annotations
 
 import argparse
-import importlib.machinery
 import csv
+import importlib.machinery
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -119,7 +120,7 @@ def _shared_random(torch, rng: np.random.Generator) -> None:
         dtype = dtype or getattr(mean, "dtype", None) or getattr(std, "dtype", None)
         return make(mean_array + std_array * rng.standard_normal(shape), dtype=dtype)
 
-    def dropout(input, p=0.5, training=True, inplace=False, *, channels=False):  # noqa: A002
+    def dropout(input, p=0.5, training=True, inplace=False, *, channels=False):
         if not training or p == 0:
             return input
         shape = tuple(input.shape)
@@ -128,7 +129,7 @@ def _shared_random(torch, rng: np.random.Generator) -> None:
         keep = (rng.random(shape) >= p).astype(np.float32) / (1 - p)
         return input * torch.tensor(keep, dtype=input.dtype)
 
-    def channel_dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
+    def channel_dropout(input, p=0.5, training=True, inplace=False):
         return dropout(input, p, training, inplace, channels=True)
 
     torch.randn = lambda *size, **kw: make(rng.standard_normal(shape_of(size)), **_kw(kw))
@@ -265,8 +266,11 @@ def _budget_and_weights(torch, steps: int, record: dict, weights: Path, load: bo
 def child(backend: str, script: Path, steps: int, out: Path) -> None:
     """Run one script under the harness; write losses and the first error to `out`."""
     rng = np.random.default_rng(SEED)
-    _stub_module("matplotlib")
-    for name in ("matplotlib.pyplot", "matplotlib.cm", "matplotlib.ticker", "sklearn",
+    np.random.seed(SEED)  # scripts that draw their data with numpy's global stream
+    random.seed(SEED)
+    for name in ("matplotlib", "mpl_toolkits", "sklearn"):
+        _stub_module(name).__path__ = []  # packages, so their submodules import
+    for name in ("matplotlib.pyplot", "matplotlib.cm", "matplotlib.ticker", "mpl_toolkits.mplot3d",
                  "sklearn.manifold", "tensorboardX"):
         _stub_module(name)
     if backend == "ref":
@@ -318,7 +322,7 @@ def _materialise(mirror: Path, commit: str, path: str, workdir: Path) -> Path:
     folder = str(Path(path).parent)
     listing = subprocess.run(
         ["git", f"--git-dir={mirror}", "ls-tree", "--name-only", commit,
-         "" if folder == "." else folder + "/"],
+         *([] if folder == "." else [folder + "/"])],
         check=True, capture_output=True, text=True).stdout.split()
     for name in listing:
         if name.endswith(".py"):
@@ -369,6 +373,7 @@ def main() -> None:
     parser.add_argument("--mirrors", type=Path, help="folder of owner+name git snapshots")
     parser.add_argument("--steps", type=int, default=8, help="backward calls per run")
     parser.add_argument("--only", help="run only scripts whose path contains this")
+    parser.add_argument("--start", type=int, default=0, help="skip the first N scripts")
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--losses", action="store_true", help="print both loss curves")
     parser.add_argument("--write", action="store_true", help="store results in the CSV")
@@ -383,7 +388,7 @@ def main() -> None:
         parser.error("--mirrors is required: a folder holding owner+name/ git snapshots")
     rows = list(csv.DictReader(MANIFEST.open()))
     counts = {"pass": 0, "fail": 0, "harness": 0}
-    for row in rows:
+    for row in rows[args.start:]:
         if args.only and args.only not in row["path"]:
             continue
         mirror = _git_dir(args.mirrors / row["repository"].replace("/", "+"))

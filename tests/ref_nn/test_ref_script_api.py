@@ -45,6 +45,29 @@ def test_legacy_types_match_torch(name, torch):
     assert ref.ones(2).type("torch.LongTensor").dtype == ref.int64
 
 
+@pytest.mark.parametrize("values", [[1, 2, 3], [0.5, -1.0]])
+def test_legacy_variable_keeps_dtype_and_shares_data_like_torch(values, torch):
+    import warnings
+
+    for lib, variable in ((ref, ref.autograd.Variable), (torch, torch.autograd.Variable)):
+        data = lib.tensor(values)
+        plain = variable(data)
+        assert str(plain.dtype) == str(data.dtype) and not plain.requires_grad
+        assert plain is not data and isinstance(data, variable)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            variable(data, volatile=True)
+        messages = [str(w.message) for w in caught]
+        if lib is ref:
+            ours = messages
+        else:
+            assert ours == messages
+        plain.mul_(2)
+        assert data.tolist() == [2 * v for v in values]
+    leaf = ref.autograd.Variable(ref.ones(2), requires_grad=True)
+    assert leaf.requires_grad and leaf.is_leaf
+
+
 def test_grad_scaler_follows_torchs_update_rule(torch):
     scales = []
     for lib in (torch, ref):

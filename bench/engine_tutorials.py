@@ -9,8 +9,9 @@ is stored in this repository. Both runs get the same harness:
 - downloads become synthetic data: ``torchvision.datasets`` gives small fake MNIST/CIFAR sets
   drawn from a seeded numpy stream, ``matplotlib`` is a do-nothing stand-in, ``sys.argv`` is
   just the script name, and the few data files a script reads are written beforehand;
-- randomness is shared: ``torch.rand*``/``randperm`` and dropout masks come from the same
-  seeded numpy stream in both runs;
+- randomness is shared: ``torch.rand*``/``randint``/``normal``, dropout masks and the
+  DataLoader's shuffling come from seeded numpy streams in both runs; numpy's global stream
+  and ``random`` are seeded, and ``PYTHONHASHSEED=0`` fixes the order of ``set()`` vocabularies;
 - same weights: when the script builds an optimizer, the torch run saves its parameters and
   the engine run loads them, in order;
 - a step budget: every scalar ``backward()`` records the loss; after ``--steps`` of them the
@@ -163,7 +164,7 @@ def _fake_torchvision(torch, rng: np.random.Generator) -> None:
 
         def __init__(self, root=None, train=True, transform=None, target_transform=None,
                      download=False, **_):
-            count = 200 if train else 40  # 200: a multiple of the batch sizes scripts hard-code
+            count = 200  # a multiple of the batch sizes scripts hard-code, above the largest (128)
             pixels = rng.integers(0, 256, size=(count, *self.shape[1:], self.shape[0]))
             self.data = torch.tensor(pixels.squeeze(-1) if self.shape[0] == 1 else pixels,
                                      dtype=torch.uint8)
@@ -337,7 +338,7 @@ def _run_child(backend: str, script: Path, steps: int, out: Path, timeout: float
     command = [sys.executable, __file__, "--child", backend, "--script", str(script),
                "--steps", str(steps), "--out", str(out)]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
-           "OMP_NUM_THREADS": "1"}
+           "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}  # set() order of words
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:

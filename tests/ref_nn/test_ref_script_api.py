@@ -68,6 +68,21 @@ def test_legacy_variable_keeps_dtype_and_shares_data_like_torch(values, torch):
     assert leaf.requires_grad and leaf.is_leaf
 
 
+def test_embedding_from_pretrained_and_channel_dropout_match_torch(torch):
+    table = np.arange(12, dtype=np.float32).reshape(4, 3)
+    for lib in (ref, torch):
+        frozen = lib.nn.Embedding.from_pretrained(lib.tensor(table))
+        trained = lib.nn.Embedding.from_pretrained(lib.tensor(table), freeze=False)
+        assert not frozen.weight.requires_grad and trained.weight.requires_grad
+        assert frozen(lib.tensor([[3, 0]])).tolist() == table[[[3, 0]]].tolist()
+        layer = lib.nn.Dropout2d(0.5)
+        out = layer(lib.ones(8, 6, 3, 3)).numpy()
+        per_channel = out.reshape(8, 6, -1)
+        assert set(np.unique(out)) <= {0.0, 2.0}
+        assert (per_channel == per_channel[..., :1]).all()  # one draw per channel
+        assert layer.eval()(lib.ones(2, 2, 2)).sum().item() == 8.0
+
+
 def test_grad_scaler_follows_torchs_update_rule(torch):
     scales = []
     for lib in (torch, ref):

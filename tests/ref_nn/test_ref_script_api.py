@@ -83,6 +83,14 @@ def test_embedding_from_pretrained_and_channel_dropout_match_torch(torch):
         assert layer.eval()(lib.ones(2, 2, 2)).sum().item() == 8.0
 
 
+@pytest.mark.parametrize("cast", ["byte", "char", "short"])
+def test_integer_cast_methods_match_torch(cast, torch):
+    values = [1.7, -2.2, 3.0, 0.0]
+    ours = getattr(ref.tensor(values), cast)()
+    theirs = getattr(torch.tensor(values), cast)()
+    assert str(ours.dtype) == str(theirs.dtype) and ours.tolist() == theirs.tolist()
+
+
 def test_grad_scaler_follows_torchs_update_rule(torch):
     scales = []
     for lib in (torch, ref):

@@ -42,7 +42,7 @@ class Embedding(Module):
 
     @classmethod
     def from_pretrained(cls, embeddings: Any, freeze: bool = True,
-                        padding_idx: int | None = None) -> "Embedding":
+                        padding_idx: int | None = None) -> Embedding:
         """An embedding whose rows are `embeddings` (2-d); frozen unless `freeze=False`.
 
         >>> import gradcheck.ref as torch

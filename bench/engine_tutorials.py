@@ -9,8 +9,9 @@ is stored in this repository. Both runs get the same harness:
 - downloads become synthetic data: ``torchvision.datasets`` gives small fake MNIST/CIFAR sets
   drawn from a seeded numpy stream, ``matplotlib`` is a do-nothing stand-in, ``sys.argv`` is
   just the script name, and the few data files a script reads are written beforehand;
-- randomness is shared: ``torch.rand*``/``randperm`` and dropout masks come from the same
-  seeded numpy stream in both runs;
+- randomness is shared: ``torch.rand*``/``randint``/``normal``, dropout masks and the
+  DataLoader's shuffling come from seeded numpy streams in both runs; numpy's global stream
+  and ``random`` are seeded, and ``PYTHONHASHSEED=0`` fixes the order of ``set()`` vocabularies;
 - same weights: when the script builds an optimizer, the torch run saves its parameters and
   the engine run loads them, in order;
 - a step budget: every scalar ``backward()`` records the loss; after ``--steps`` of them the
@@ -25,10 +26,11 @@ number of losses as torch, each within ``rtol=1e-3, atol=1e-5``.
 from __future__ import annotations
 
 import argparse
-import importlib.machinery
 import csv
+import importlib.machinery
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -112,11 +114,24 @@ def _shared_random(torch, rng: np.random.Generator) -> None:
     def randperm(n, dtype=None, **_):
         return torch.tensor(rng.permutation(int(n)), dtype=dtype or torch.int64)
 
-    def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
+    def normal(mean=0.0, std=1.0, size=None, *, dtype=None, **_):
+        mean_array = mean.detach().numpy() if hasattr(mean, "detach") else np.asarray(mean)
+        std_array = std.detach().numpy() if hasattr(std, "detach") else np.asarray(std)
+        shape = tuple(size) if size is not None else np.broadcast(mean_array, std_array).shape
+        dtype = dtype or getattr(mean, "dtype", None) or getattr(std, "dtype", None)
+        return make(mean_array + std_array * rng.standard_normal(shape), dtype=dtype)
+
+    def dropout(input, p=0.5, training=True, inplace=False, *, channels=False):
         if not training or p == 0:
             return input
-        keep = (rng.random(tuple(input.shape)) >= p).astype(np.float32) / (1 - p)
+        shape = tuple(input.shape)
+        if channels and len(shape) >= 3:  # one draw per channel, as dropout2d/3d do
+            shape = shape[:2] + (1,) * (len(shape) - 2)
+        keep = (rng.random(shape) >= p).astype(np.float32) / (1 - p)
         return input * torch.tensor(keep, dtype=input.dtype)
+
+    def channel_dropout(input, p=0.5, training=True, inplace=False):
+        return dropout(input, p, training, inplace, channels=True)
 
     torch.randn = lambda *size, **kw: make(rng.standard_normal(shape_of(size)), **_kw(kw))
     torch.rand = lambda *size, **kw: make(rng.random(shape_of(size)), **_kw(kw))
@@ -125,8 +140,15 @@ def _shared_random(torch, rng: np.random.Generator) -> None:
     torch.rand_like = lambda x, **kw: make(rng.random(tuple(x.shape)),
                                            **_kw({"dtype": x.dtype, **kw}))
     torch.randint = randint
+    # Shuffling gets its own stream: torch and the engine seed their samplers differently.
+    shuffle_rng = np.random.default_rng(SEED + 1)
+    torch.utils.data.RandomSampler.__iter__ = lambda self: iter(
+        shuffle_rng.permutation(len(self.data_source)).tolist())
     torch.randperm = randperm
+    torch.normal = normal
     torch.nn.functional.dropout = dropout
+    for name in ("dropout1d", "dropout2d", "dropout3d"):
+        setattr(torch.nn.functional, name, channel_dropout)
 
 
 def _kw(kwargs: dict) -> dict:
@@ -138,11 +160,11 @@ def _fake_torchvision(torch, rng: np.random.Generator) -> None:
 
     class FakeImages(torch.utils.data.Dataset):
         shape = (1, 28, 28)
-        classes = list(range(10))
+        classes = tuple(range(10))
 
         def __init__(self, root=None, train=True, transform=None, target_transform=None,
                      download=False, **_):
-            count = 64 if train else 32
+            count = 200  # a multiple of the batch sizes scripts hard-code, above the largest (128)
             pixels = rng.integers(0, 256, size=(count, *self.shape[1:], self.shape[0]))
             self.data = torch.tensor(pixels.squeeze(-1) if self.shape[0] == 1 else pixels,
                                      dtype=torch.uint8)
@@ -245,8 +267,11 @@ def _budget_and_weights(torch, steps: int, record: dict, weights: Path, load: bo
 def child(backend: str, script: Path, steps: int, out: Path) -> None:
     """Run one script under the harness; write losses and the first error to `out`."""
     rng = np.random.default_rng(SEED)
-    _stub_module("matplotlib")
-    for name in ("matplotlib.pyplot", "matplotlib.cm", "matplotlib.ticker", "sklearn",
+    np.random.seed(SEED)  # scripts that draw their data with numpy's global stream
+    random.seed(SEED)
+    for name in ("matplotlib", "mpl_toolkits", "sklearn"):
+        _stub_module(name).__path__ = []  # packages, so their submodules import
+    for name in ("matplotlib.pyplot", "matplotlib.cm", "matplotlib.ticker", "mpl_toolkits.mplot3d",
                  "sklearn.manifold", "tensorboardX"):
         _stub_module(name)
     if backend == "ref":
@@ -298,7 +323,7 @@ def _materialise(mirror: Path, commit: str, path: str, workdir: Path) -> Path:
     folder = str(Path(path).parent)
     listing = subprocess.run(
         ["git", f"--git-dir={mirror}", "ls-tree", "--name-only", commit,
-         "" if folder == "." else folder + "/"],
+         *([] if folder == "." else [folder + "/"])],
         check=True, capture_output=True, text=True).stdout.split()
     for name in listing:
         if name.endswith(".py"):
@@ -313,9 +338,9 @@ def _run_child(backend: str, script: Path, steps: int, out: Path, timeout: float
     command = [sys.executable, __file__, "--child", backend, "--script", str(script),
                "--steps", str(steps), "--out", str(out)]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
-           "OMP_NUM_THREADS": "1"}
+           "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}  # set() order of words
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
+        done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return {"losses": [], "error": f"timeout after {timeout:.0f} s"}
     if not out.exists():
@@ -349,7 +374,9 @@ def main() -> None:
     parser.add_argument("--mirrors", type=Path, help="folder of owner+name git snapshots")
     parser.add_argument("--steps", type=int, default=8, help="backward calls per run")
     parser.add_argument("--only", help="run only scripts whose path contains this")
+    parser.add_argument("--start", type=int, default=0, help="skip the first N scripts")
     parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--losses", action="store_true", help="print both loss curves")
     parser.add_argument("--write", action="store_true", help="store results in the CSV")
     parser.add_argument("--child", choices=("torch", "ref"), help=argparse.SUPPRESS)
     parser.add_argument("--script", type=Path, help=argparse.SUPPRESS)
@@ -362,7 +389,7 @@ def main() -> None:
         parser.error("--mirrors is required: a folder holding owner+name/ git snapshots")
     rows = list(csv.DictReader(MANIFEST.open()))
     counts = {"pass": 0, "fail": 0, "harness": 0}
-    for row in rows:
+    for row in rows[args.start:]:
         if args.only and args.only not in row["path"]:
             continue
         mirror = _git_dir(args.mirrors / row["repository"].replace("/", "+"))
@@ -379,6 +406,9 @@ def main() -> None:
         row["result"], row["note"] = judge(runs["torch"], runs["ref"])
         counts[row["result"]] += 1
         print(f"{row['result']:7} {row['repository']}:{row['path']}  {row['note']}", flush=True)
+        if args.losses:
+            for backend, run in runs.items():
+                print(f"    {backend:5}", " ".join(f"{x:.7g}" for x in run["losses"]))
     total = sum(counts.values())
     print(f"{counts['pass']} of {total} scripts train on the engine with torch's losses "
           f"({counts['fail']} fail, {counts['harness']} harness problems)")

@@ -357,4 +357,27 @@ class _FunctionModule:
 
 
 function = _FunctionModule
-Variable = Tensor
+class _VariableMeta(type):
+    # Every tensor is a Variable, as in torch since 0.4: `isinstance(t, Variable)` holds.
+    def __instancecheck__(cls, instance) -> bool:
+        return isinstance(instance, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """torch's legacy wrapper: a new leaf sharing the tensor's data, dtype kept.
+
+    >>> from gradcheck.ref import tensor
+    >>> Variable(tensor([1, 2])).dtype
+    torch.int64
+    """
+
+    def __new__(cls, data: Tensor, requires_grad: bool = False, volatile=None) -> Tensor:
+        if volatile is not None:
+            warnings.warn(VOLATILE_REMOVED, UserWarning, stacklevel=2)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        out = data.detach()
+        return out.requires_grad_(True) if requires_grad else out
+
+
+VOLATILE_REMOVED = "volatile was removed and now has no effect. Use `with torch.no_grad():` instead."

@@ -45,6 +45,52 @@ def test_legacy_types_match_torch(name, torch):
     assert ref.ones(2).type("torch.LongTensor").dtype == ref.int64
 
 
+@pytest.mark.parametrize("values", [[1, 2, 3], [0.5, -1.0]])
+def test_legacy_variable_keeps_dtype_and_shares_data_like_torch(values, torch):
+    import warnings
+
+    for lib, variable in ((ref, ref.autograd.Variable), (torch, torch.autograd.Variable)):
+        data = lib.tensor(values)
+        plain = variable(data)
+        assert str(plain.dtype) == str(data.dtype) and not plain.requires_grad
+        assert plain is not data and isinstance(data, variable)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            variable(data, volatile=True)
+        messages = [str(w.message) for w in caught]
+        if lib is ref:
+            ours = messages
+        else:
+            assert ours == messages
+        plain.mul_(2)
+        assert data.tolist() == [2 * v for v in values]
+    leaf = ref.autograd.Variable(ref.ones(2), requires_grad=True)
+    assert leaf.requires_grad and leaf.is_leaf
+
+
+def test_embedding_from_pretrained_and_channel_dropout_match_torch(torch):
+    table = np.arange(12, dtype=np.float32).reshape(4, 3)
+    for lib in (ref, torch):
+        frozen = lib.nn.Embedding.from_pretrained(lib.tensor(table))
+        trained = lib.nn.Embedding.from_pretrained(lib.tensor(table), freeze=False)
+        assert not frozen.weight.requires_grad and trained.weight.requires_grad
+        assert frozen(lib.tensor([[3, 0]])).tolist() == table[[[3, 0]]].tolist()
+        layer = lib.nn.Dropout2d(0.5)
+        out = layer(lib.ones(8, 6, 3, 3)).numpy()
+        per_channel = out.reshape(8, 6, -1)
+        assert set(np.unique(out)) <= {0.0, 2.0}
+        assert (per_channel == per_channel[..., :1]).all()  # one draw per channel
+        assert layer.eval()(lib.ones(2, 2, 2)).sum().item() == 8.0
+
+
+@pytest.mark.parametrize("cast", ["byte", "char", "short"])
+def test_integer_cast_methods_match_torch(cast, torch):
+    values = [1.7, -2.2, 3.0, 0.0]
+    ours = getattr(ref.tensor(values), cast)()
+    theirs = getattr(torch.tensor(values), cast)()
+    assert str(ours.dtype) == str(theirs.dtype) and ours.tolist() == theirs.tolist()
+
+
 def test_grad_scaler_follows_torchs_update_rule(torch):
     scales = []
     for lib in (torch, ref):

@@ -9,7 +9,7 @@ from gradcheck.ref.nn.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from gradcheck.ref.nn.container import ModuleList, Sequential
 from gradcheck.ref.nn.containers_dict import ModuleDict, ParameterDict, ParameterList
 from gradcheck.ref.nn.conv import Conv1d, Conv2d, ConvTranspose2d
-from gradcheck.ref.nn.dropout import Dropout
+from gradcheck.ref.nn.dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from gradcheck.ref.nn.flatten import Flatten
 from gradcheck.ref.nn.linear import Identity, Linear
 from gradcheck.ref.nn.loss import (
@@ -72,7 +72,7 @@ __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
     "ConstantPad1d", "ConstantPad2d", "Conv1d", "Conv2d", "ConvTranspose2d", "CrossEntropyLoss",
     "DataParallel",
-    "Dropout", "ELU", "Embedding", "Flatten", "GELU", "GRU", "GRUCell", "GroupNorm",
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "ELU", "Embedding", "Flatten", "GELU", "GRU", "GRUCell", "GroupNorm",
     "Hardsigmoid", "Hardswish", "Hardtanh", "HuberLoss", "Identity", "KLDivLoss", "L1Loss",
     "LSTM", "LSTMCell", "LayerNorm", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax",
     "MSELoss", "MaxPool1d", "MaxPool2d", "Mish", "Module", "ModuleDict", "ModuleList",

@@ -28,3 +28,24 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout2d(Dropout):
+    """Zero whole channels with probability `p` while `self.training` (also 1-d and 3-d).
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> Dropout2d(0.5).eval()(torch.ones(1, 2, 3)).shape
+        torch.Size([1, 2, 3])
+    """
+
+    def forward(self, input: Any) -> Any:
+        return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout1d(Dropout2d):
+    """`Dropout2d` for (N, C, L) inputs."""
+
+
+class Dropout3d(Dropout2d):
+    """`Dropout2d` for (N, C, D, H, W) inputs."""

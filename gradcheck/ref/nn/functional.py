@@ -125,6 +125,33 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return input.mul_(scale) if inplace else input * scale
 
 
+def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool) -> Tensor:
+    # One draw per (sample, channel), broadcast over the spatial dims, as torch's feature dropout.
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    scale = (torch.rand(shape) >= p).to(input.dtype) / (1.0 - p) if p < 1.0 else \
+        torch.zeros(shape, dtype=input.dtype)
+    return input.mul_(scale) if inplace else input * scale
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of an (N, C, ...) input with probability p (training only).
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> dropout2d(torch.ones(1, 2, 2, 2), training=False).sum().item()
+        8.0
+    """
+    return _channel_dropout(input, p, training, inplace)
+
+
+dropout1d = dropout3d = dropout2d
+
+
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> Tensor:
     """Rows of `weight` at integer `input`; rows at `padding_idx` receive no gradient.
 

@@ -40,6 +40,22 @@ class Embedding(Module):
                                  f"{(num_embeddings, embedding_dim)}")
             self.weight = Parameter(_weight)
 
+    @classmethod
+    def from_pretrained(cls, embeddings: Any, freeze: bool = True,
+                        padding_idx: int | None = None) -> Embedding:
+        """An embedding whose rows are `embeddings` (2-d); frozen unless `freeze=False`.
+
+        >>> import gradcheck.ref as torch
+        >>> Embedding.from_pretrained(torch.eye(2)).weight.requires_grad
+        False
+        """
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        made = cls(rows, cols, padding_idx=padding_idx, _weight=embeddings)
+        made.weight.requires_grad = not freeze
+        return made
+
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
         if self.padding_idx is not None:

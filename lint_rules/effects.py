@@ -268,24 +268,15 @@ class Effects:
         return join(flow.normal, flow.ret) or state
 
     def _bind(self, fn: FunctionNode, call: cst.Call) -> dict[str, tuple[str, ...]]:
-        params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
-        if params and params[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
-            params = params[1:]
         bound: dict[str, tuple[str, ...]] = {}
-        pairs = list(zip(params, syntax.positional(call)))
-        pairs += [(name, value) for name, value in syntax.keywords(call) if name]
+        pairs = _arguments(fn, call)
         for name, arg in pairs:
             key = self._key(arg)
             if key:
                 bound[name] = self._expand(key)
-        passed = {name for name, _ in pairs}
-        for param in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params):
-            name = param.name.value
-            if name not in passed and isinstance(param.default, cst.Name) \
-                    and param.default.value == "None":
-                # `optimizer=None` left out: inside the callee the name holds nothing, whatever
-                # the caller calls its own optimizer.
-                bound[name] = (ev.NOTHING,)
+        # `optimizer=None` left out: inside the callee the name holds nothing, whatever the
+        # caller calls its own optimizer.
+        bound.update((name, (ev.NOTHING,)) for name in _left_at_none(fn, pairs))
         return bound
 
     # ----- helpers ------------------------------------------------------------------------
@@ -325,23 +316,33 @@ class Effects:
         return out
 
 
-def _flags(fn: FunctionNode, call: cst.Call) -> dict[str, object]:
-    """Parameters the call sets to a literal ``True``/``False``/``None``/number: a test that
-    reads only them (``if optimizer and do_zero_grad:``) is decided at this call."""
+def _arguments(fn: FunctionNode, call: cst.Call) -> list[tuple[str, cst.CSTNode]]:
+    """(parameter, argument) for what ``call`` passes to ``fn`` by position or keyword."""
     params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
     if params and params[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
         params = params[1:]
     pairs = list(zip(params, syntax.positional(call)))
-    pairs += [(name, value) for name, value in syntax.keywords(call) if name]
-    flags = {}
+    return pairs + [(name, value) for name, value in syntax.keywords(call) if name]
+
+
+def _left_at_none(fn: FunctionNode, pairs: list[tuple[str, cst.CSTNode]]) -> list[str]:
+    """Parameters defaulting to ``None`` that the call does not pass."""
+    passed = {name for name, _ in pairs}
+    return [p.name.value for p in (*fn.params.posonly_params, *fn.params.params,
+                                   *fn.params.kwonly_params)
+            if p.name.value not in passed and isinstance(p.default, cst.Name)
+            and p.default.value == "None"]
+
+
+def _flags(fn: FunctionNode, call: cst.Call) -> dict[str, object]:
+    """Parameters the call sets to a literal ``True``/``False``/``None``/number: a test that
+    reads only them (``if optimizer and do_zero_grad:``) is decided at this call."""
+    pairs = _arguments(fn, call)
+    flags: dict[str, object] = dict.fromkeys(_left_at_none(fn, pairs))
     for name, arg in pairs:
         value = syntax.constant(arg)
         if syntax.has_value(value) and (value is None or isinstance(value, (bool, int, float))):
             flags[name] = value
-    for param in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params):
-        if param.name.value not in flags and isinstance(param.default, cst.Name) \
-                and param.default.value == "None" and param.name.value not in dict(pairs):
-            flags[param.name.value] = None
     return flags
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from lint_rules.finding import Edit
 from lint_rules.source import split_lines
 
-if TYPE_CHECKING:  # imported by the rule modules, which load without libcst
+if TYPE_CHECKING:
     from lint_rules.source import SourceText
     from lint_rules.syntax import Statement
 
@@ -21,10 +21,10 @@ _TAIL_OK = re.compile(r"\s*(#.*)?")
 
 def owns_lines(stmt: Statement, text: SourceText) -> bool:
     """True when ``stmt`` starts its first line and nothing but a comment follows it."""
-    where = text.range(stmt)
-    if text.line_text(where.start.line)[: where.start.column].strip():
+    (start_line, start_column), (end_line, end_column) = text.start(stmt), text.end(stmt)
+    if text.line_text(start_line)[: start_column - 1].strip():
         return False
-    tail = text.line_text(where.end.line)[where.end.column:]
+    tail = text.line_text(end_line)[end_column - 1:]
     return _TAIL_OK.fullmatch(tail) is not None
 
 

@@ -1,10 +1,10 @@
-"""The cheap stage before libcst: hollow out functions that cannot take part in a finding.
+"""Hollow out functions that cannot take part in a finding, before the flow analysis.
 
-libcst parses at roughly a tenth of the stdlib parser's speed, and the files that pass the
-text prefilter are often large test modules where only a few functions train anything. The
-stdlib parser finds every function whose text mentions no gradient event and no optimizer;
-its body is replaced by ``...`` and blank lines. Lines and columns of everything kept are
-unchanged, so positions and fix offsets computed on the original text stay valid.
+The files that pass the text prefilter are often large test modules where only a few
+functions train anything. Every function whose text mentions no gradient event and no
+optimizer loses its body (``hollow`` replaces it by ``...`` in the tree, ``narrow`` in the
+text, keeping every line), so the index and the analysis never walk it. Positions of
+everything kept are unchanged.
 
 The prefilter's regex split into functions is not reused here: it may end a function early in
 contrived layouts, which a text screen tolerates but hollowing must not (the result has to
@@ -36,12 +36,26 @@ _CALL = re.compile(r"([A-Za-z_]\w*)\s*\(")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def narrow(source: str) -> str:
-    """``source`` with irrelevant function bodies hollowed out (itself if nothing changes).
+def hollow(tree: ast.Module, source: str) -> None:
+    """Replace the body of every function of ``tree`` that cannot take part in a finding
+    by a single ``...`` (in place)."""
+    functions = _functions(tree)
+    if not functions:
+        return
+    kept = _kept(functions, _Code(split_lines(source)))
+    for index in _hollowed(functions, kept):
+        function = functions[index][0]
+        first = function.body[0]
+        function.body = [ast.Expr(ast.Constant(...), lineno=first.lineno, col_offset=first.col_offset,
+                                  end_lineno=first.lineno, end_col_offset=first.col_offset + 3)]
 
-    When the stdlib parser rejects the text (new syntax, or a real error) the text comes
-    back unchanged, and libcst gives the verdict. A text too deeply nested for the stdlib
-    parser raises its RecursionError (or MemoryError).
+
+def narrow(source: str) -> str:
+    """``source`` with irrelevant function bodies hollowed out (itself if nothing changes):
+    what ``hollow`` leaves of the tree, as text.
+
+    When the stdlib parser rejects the text the text comes back unchanged. A text too deeply
+    nested for the parser raises its RecursionError (or MemoryError).
     """
     try:
         with warnings.catch_warnings():
@@ -55,7 +69,8 @@ def narrow(source: str) -> str:
     if not functions:
         return source
     kept = _kept(functions, _Code(lines))
-    spans = list(_hollow_spans(functions, kept))
+    spans = [(_first_line(functions[i][0].body[0]), functions[i][0].end_lineno)
+             for i in _hollowed(functions, kept)]
     if not spans:
         return source
     for first, last in spans:
@@ -119,17 +134,18 @@ def _kept(functions: list[tuple[ast.AST, int]], code: _Code) -> set[int]:
     return relevant
 
 
-def _hollow_spans(functions: list[tuple[ast.AST, int]], kept: set[int]):
-    """(first, last) body lines of every outermost irrelevant function."""
-    hollowed: set[int] = set()
+def _hollowed(functions: list[tuple[ast.AST, int]], kept: set[int]) -> list[int]:
+    """Indexes of the outermost irrelevant functions whose body starts on a line of its own."""
+    inside: set[int] = set()
+    out = []
     for index, (function, owner) in enumerate(functions):
-        if owner in hollowed:
-            hollowed.add(index)  # inside a hollowed function already
+        if owner in inside:
+            inside.add(index)  # inside a hollowed function already
             continue
-        first = _first_line(function.body[0])
-        if index not in kept and first > function.lineno:
-            hollowed.add(index)
-            yield first, function.end_lineno
+        if index not in kept and _first_line(function.body[0]) > function.lineno:
+            inside.add(index)
+            out.append(index)
+    return out
 
 
 def _first_line(statement: ast.stmt) -> int:

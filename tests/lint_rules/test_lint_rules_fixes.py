@@ -74,10 +74,11 @@ def test_straight_line_fix_is_safe_and_loop_carried_fix_is_not() -> None:
     assert check_source(carried)[0].fix.safe is False
 
 
-def test_no_fix_when_the_zero_shares_its_line() -> None:
+def test_a_zero_sharing_its_line_moves_within_that_line() -> None:
     source = "loss.backward(); optimizer.zero_grad(); optimizer.step()\n"
     (finding,) = check_source(source)
-    assert finding.code == "GC001" and finding.fix is None
+    assert finding.code == "GC001" and finding.fix is not None
+    assert finding.fix.apply(source) == "loss.backward(); optimizer.step(); optimizer.zero_grad()\n"
 
 
 @pytest.mark.skipif(not GOLDEN.is_dir(), reason="golden fixtures not present")

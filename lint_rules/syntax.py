@@ -4,7 +4,7 @@ The flow analysis reads the standard library's trees: they parse about ten times
 than libcst's concrete trees and carry far fewer nodes. The helpers here answer "the
 statements of this block", "the positional arguments of this call", "the names bound
 here", and cache what the analysis asks again and again (children, jumps, bound names).
-Fixes never need libcst either: they edit the text at the positions the trees report.
+Whole-line fixes need no libcst either: they edit the text at the positions the trees report.
 """
 from __future__ import annotations
 

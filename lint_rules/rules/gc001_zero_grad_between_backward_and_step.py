@@ -67,7 +67,9 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     learning rate or the loss scaling may need review. When the step sits under a guard of
     its own inside the window's counter test (`if math.isfinite(norm): step()`), the reset
     goes after that guard, so a skipped step still ends the window. A reset in `finally:` or
-    in an exception handler is never moved: it also clears what a failed batch left.
+    in an exception handler is never moved: it also clears what a failed batch left. A reset
+    that shares its line with the step (`loss.backward(); opt.zero_grad(); opt.step()`)
+    moves within that line, every other token left as written.
     """
 
     CODE = "GC001"
@@ -243,6 +245,15 @@ class ZeroGradBetweenBackwardAndStep(Rule):
             "\toptimizer.step()\n"
             "\tfor p in model.parameters():\n"
             "\t\tp.grad = None\n",
+        ),
+        Invalid(
+            "for x, y in loader:\n"
+            "    loss = criterion(model(x), y)\n"
+            "    loss.backward(); optimizer.zero_grad(); optimizer.step()  # one line\n",
+            (3,),
+            "for x, y in loader:\n"
+            "    loss = criterion(model(x), y)\n"
+            "    loss.backward(); optimizer.step(); optimizer.zero_grad()  # one line\n",
         ),
     ]
 

@@ -60,7 +60,8 @@ class MissingZeroGrad(Rule):
     ## Fix safety
     The fix inserts `<optimizer>.zero_grad()` right after the step (after each step the
     finding names), at the same indentation; for `opt.step(closure)` it goes first in the
-    closure's body, which the optimizer calls before every evaluation. No fix is offered for
+    closure's body, which the optimizer calls before every evaluation; a step that shares its
+    line (`opt.step(); scheduler.step()`) gets the reset right after it on that line. No fix is offered for
     an optimizer built with a class that has no `zero_grad()` (`DistributedOptimizer`).
     It is safe: after a step has applied the gradients, resetting them changes nothing but
     the next step's input, which is exactly what was wrong.
@@ -231,6 +232,15 @@ class MissingZeroGrad(Rule):
             "        loss_of(opt, batch).backward()\n"
             "        opt.step()\n"
             "        opt.zero_grad()\n",
+        ),
+        Invalid(
+            "for x, y in loader:\n"
+            "    criterion(model(x), y).backward()\n"
+            "    optimizer.step(); scheduler.step()\n",
+            (3,),
+            "for x, y in loader:\n"
+            "    criterion(model(x), y).backward()\n"
+            "    optimizer.step(); optimizer.zero_grad(); scheduler.step()\n",
         ),
     ]
 

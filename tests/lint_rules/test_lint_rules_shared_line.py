@@ -62,3 +62,8 @@ def test_tabs_and_crlf_are_kept() -> None:
 def test_lines_that_are_not_plain_statement_lines_get_a_finding_without_a_fix(body: str) -> None:
     (finding,) = check_source("import torch\n\n" + body)
     assert finding.code == "GC001" and finding.fix is None
+
+
+def test_trailing_blanks_after_a_comment_survive_the_rewrite() -> None:
+    source = HEAD + "    loss.backward(); optimizer.zero_grad(); optimizer.step()  # one  \t\n"
+    assert _fixed(source) == HEAD + "    loss.backward(); optimizer.step(); optimizer.zero_grad()  # one  \t\n"

@@ -20,6 +20,7 @@ def g(opt):
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import warnings
 
@@ -31,7 +32,9 @@ from lint_rules.source import split_lines
 # NOTE: strings are left out because argparse setup that says "--optimizer" in its help texts
 # is the largest part of many training scripts. A string spanning lines is kept as code.
 _RELEVANT = re.compile(r"backward|zero_grad|clear_grad|\.grad\b|\.step\b|optim")
-_STRING = re.compile(r"""[rRbBuUfF]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')""")
+_STRING = re.compile(r"""[rRbBuUfF]{0,2}(?:"(?:[^"\\\r\n]|\\[^\r\n])*"|'(?:[^'\\\r\n]|\\[^\r\n])*')""")
+_COMMENT = re.compile(r"#[^\r\n]*")
+_LINE_END = re.compile(r"\r\n|\r|\n")
 _CALL = re.compile(r"([A-Za-z_]\w*)\s*\(")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -42,7 +45,7 @@ def hollow(tree: ast.Module, source: str) -> None:
     functions = _functions(tree)
     if not functions:
         return
-    kept = _kept(functions, _Code(split_lines(source)))
+    kept = _kept(functions, _Code(source))
     for index in _hollowed(functions, kept):
         function = functions[index][0]
         first = function.body[0]
@@ -68,7 +71,7 @@ def narrow(source: str) -> str:
     functions = _functions(tree)
     if not functions:
         return source
-    kept = _kept(functions, _Code(lines))
+    kept = _kept(functions, _Code(source))
     spans = [(_first_line(functions[i][0].body[0]), functions[i][0].end_lineno)
              for i in _hollowed(functions, kept)]
     if not spans:
@@ -82,17 +85,26 @@ def narrow(source: str) -> str:
 
 
 class _Code:
-    """The file's lines without single-line strings and comments, sliced by line numbers."""
+    """The file's text without single-line strings and comments (every line kept), with
+    where each relevant word and each call lies in it."""
 
-    def __init__(self, lines: list[str]) -> None:
-        self.text_parts = [_STRING.sub('""', line).split("#", 1)[0] + "\n" for line in lines]
-        self.starts = [0]
-        for part in self.text_parts:
-            self.starts.append(self.starts[-1] + len(part))
-        self.text = "".join(self.text_parts)
+    def __init__(self, source: str) -> None:
+        self.text = _COMMENT.sub("", _STRING.sub('""', source))
+        self.starts = [0] + [m.end() for m in _LINE_END.finditer(self.text)]
+        self.starts.append(len(self.text) + 1)
+        self.relevant = [m.start() for m in _RELEVANT.finditer(self.text)]
+        self.calls: dict[str, list[int]] = {}
+        for match in _CALL.finditer(self.text):
+            self.calls.setdefault(match.group(1), []).append(match.start())
 
-    def lines(self, first: int, last: int) -> str:
-        return self.text[self.starts[first - 1]:self.starts[last]]
+    def span(self, first: int, last: int) -> tuple[int, int]:
+        """Offsets from the start of line ``first`` to the end of line ``last``."""
+        return self.starts[first - 1], self.starts[min(last, len(self.starts) - 1)]
+
+
+def _any_within(offsets: list[int], span: tuple[int, int]) -> bool:
+    index = bisect.bisect_left(offsets, span[0])
+    return index < len(offsets) and offsets[index] < span[1]
 
 
 def _functions(tree: ast.AST) -> list[tuple[ast.AST, int]]:
@@ -115,22 +127,21 @@ def _kept(functions: list[tuple[ast.AST, int]], code: _Code) -> set[int]:
     """Indexes of the functions to keep: those whose code mentions a gradient event or an
     optimizer, and those that call (by name, transitively) a kept function, since the flow
     analysis walks calls to functions of the same file."""
-    relevant: set[int] = set()
-    calls: list[set[str]] = []
-    for index, (function, _) in enumerate(functions):
-        text = code.lines(function.lineno, function.end_lineno)
-        if _RELEVANT.search(text):
-            relevant.add(index)
-        calls.append(set(_CALL.findall(text)))
-    kept_names = {functions[i][0].name for i in relevant}
-    changed = True
-    while changed:
-        changed = False
-        for index, called in enumerate(calls):
-            if index not in relevant and not kept_names.isdisjoint(called):
+    spans = [code.span(function.lineno, function.end_lineno) for function, _ in functions]
+    relevant = {i for i, span in enumerate(spans) if _any_within(code.relevant, span)}
+    new_names = {functions[i][0].name for i in relevant}
+    kept_names: set[str] = set()
+    calls: list[int] = []  # where the file calls a kept function, sorted
+    while new_names - kept_names:
+        for name in new_names - kept_names:
+            calls += code.calls.get(name, ())
+        kept_names |= new_names
+        calls.sort()
+        new_names = set()
+        for index, span in enumerate(spans):
+            if index not in relevant and _any_within(calls, span):
                 relevant.add(index)
-                kept_names.add(functions[index][0].name)
-                changed = True
+                new_names.add(functions[index][0].name)
     return relevant
 
 

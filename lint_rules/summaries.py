@@ -75,12 +75,14 @@ class ModuleIndex:
         self.zeroed: set[str] = set()  # receivers of a `zero_grad()` call somewhere here
         parents = self.parents
         referenced = self.referenced
+        children = syntax.children
         stack: list[ast.AST] = [tree]
         while stack:
             node = stack.pop()
-            for child in syntax.children(node):
+            kids = children(node)
+            for child in kids:
                 parents[id(child)] = node
-                stack.append(child)
+            stack += kids
             kind = type(node)
             if kind is ast.Name:
                 referenced.add(node.id)

@@ -22,8 +22,7 @@ SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, *TRIES,
             ast.Match, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _NO_VALUE = object()
-# Contexts and operators are shared singletons in CPython's trees and never analysed.
-_LEAVES = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
+_AST = ast.AST
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _CHILDREN: dict[int, tuple[ast.AST, list[ast.AST]]] = {}
 _MAY_JUMP: dict[int, tuple[ast.AST, bool]] = {}
@@ -34,6 +33,7 @@ def _fields_of(kind: type) -> tuple[str, ...]:
     names = _FIELDS.get(kind)
     if names is None:
         names = _FIELDS[kind] = tuple(
+            # contexts and operators are shared singletons in CPython's trees, never analysed
             f for f in kind._fields if f not in ("ctx", "op", "ops", "type_comment")
         )
     return names
@@ -50,18 +50,20 @@ def children(node: ast.AST) -> list[ast.AST]:
     cached = _CHILDREN.get(id(node))
     if cached is not None and cached[0] is node:
         return cached[1]
+    kind = type(node)
     out: list[ast.AST] = []
-    if type(node) is ast.Dict:
+    if kind is ast.Dict:
         for key, value in zip(node.keys, node.values):
             if key is not None:
                 out.append(key)
             out.append(value)
     else:
-        for name in _fields_of(type(node)):
+        # Contexts and operators live only in the fields `_fields_of` leaves out.
+        for name in _FIELDS.get(kind) or _fields_of(kind):
             value = getattr(node, name, None)
             if type(value) is list:
-                out.extend(v for v in value if isinstance(v, ast.AST) and not isinstance(v, _LEAVES))
-            elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
+                out += [v for v in value if isinstance(v, _AST)]
+            elif isinstance(value, _AST):
                 out.append(value)
     _CHILDREN[id(node)] = (node, out)
     return out

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import ast
 import os
+import re
+import sys
 import warnings
 from collections.abc import Iterable
 
@@ -104,6 +106,11 @@ def not_analysed(error: BaseException) -> Finding:
 
 def _parse(text: str, path: str) -> ast.Module:
     """Python's own tree of ``text``; its parser's verdict (wording and position) on errors."""
+    if OLD_PARSER and _crashes_old_parser(text):
+        line, column = deepest_position(text)
+        raise LintSyntaxError(f"cannot parse {path}: an expression is nested too deeply (Python "
+                              "3.10's parser would crash on it; 3.11 and later refuse it)",
+                              line, column)
     try:
         with warnings.catch_warnings():
             # Invalid escape sequences and the like are the user's business, not the linter's.
@@ -118,6 +125,41 @@ def _parse(text: str, path: str) -> ast.Module:
         line, column = deepest_position(text)
         raise LintSyntaxError(f"cannot parse {path}: an expression is nested too deeply "
                               "(Python's own parser cannot compile it either)", line, column) from None
+
+
+# NOTE: Python 3.10's parser has no guard on its C stack: a postfix or operator chain of a
+# hundred thousand levels (`x.a.a...`, `1+1+...`, 2 characters a level at the least)
+# segfaults it. 3.11 and later refuse such text with an error instead.
+OLD_PARSER = sys.version_info < (3, 11)
+OLD_PARSER_LIMIT = 100_000  # characters in one logical line
+_STRINGS_AND_COMMENTS = re.compile(
+    r'[rRbBuUfF]{0,2}(?:"""[\s\S]*?"""|' r"'''[\s\S]*?'''"
+    r'''|"(?:[^"\\\r\n]|\\.)*"|'(?:[^'\\\r\n]|\\.)*')|#[^\r\n]*''')
+_BRACKET_OR_LINE_END = re.compile(r"[()\[\]{}]|\r\n|\r|\n")
+
+
+def _crashes_old_parser(text: str) -> bool:
+    """Whether one logical line (brackets and backslashes join physical lines) is long enough
+    to hold a chain that overflows Python 3.10's parser.
+
+    >>> _crashes_old_parser("x" + ".a" * 60_000), _crashes_old_parser("y = 1\\n" * 60_000)
+    (True, False)
+    """
+    if len(text) <= OLD_PARSER_LIMIT:
+        return False
+    code = _STRINGS_AND_COMMENTS.sub('""', text)
+    depth, start = 0, 0
+    for match in _BRACKET_OR_LINE_END.finditer(code):
+        token = match.group()
+        if token in "([{":
+            depth += 1
+        elif token in ")]}":
+            depth = max(depth - 1, 0)
+        elif depth == 0 and code[match.start() - 1:match.start()] != "\\":
+            if match.start() - start > OLD_PARSER_LIMIT:
+                return True
+            start = match.end()
+    return len(code) - start > OLD_PARSER_LIMIT
 
 
 def _selected(select: Iterable[str] | None) -> tuple:

@@ -45,6 +45,18 @@ def test_a_50000_deep_attribute_chain_is_gc000_in_a_real_process(project, kit):
     assert f"bad.py:{kit.STEP_LINE}:5: GC002" in out
 
 
+def test_a_chain_that_would_crash_python_3_10s_parser_is_refused_first(project, kit, monkeypatch):
+    # Python 3.10's parser segfaults on postfix chains of ~150,000 levels (3.11 refuses them):
+    # the text is measured before it is parsed, on any version this test runs on.
+    monkeypatch.setattr("lint_rules.check.OLD_PARSER", True)
+    chain = "loss.backward()\nopt.step()\nx = (\n" + "+ 1\n" * 60_000 + ")\n"
+    kit.write(project, {"deep.py": chain, "bad.py": kit.MISSING_ZERO_GRAD})
+    run = kit.run_cli(["lint", "--no-cache"])
+    assert run.exit_code == exitcodes.ERROR
+    assert "deep.py:" in run.stdout and "3.10's parser would crash on it" in run.stdout
+    assert f"bad.py:{kit.STEP_LINE}:5: GC002" in run.stdout
+
+
 def test_pytest_gradcheck_lint_survives_the_deep_chain(project, kit):
     kit.write(project, {"deep.py": "loss.backward()\nopt.step()\nx" + ".a" * 50_000 + "\n",
                         "bad.py": kit.MISSING_ZERO_GRAD})

@@ -298,6 +298,20 @@ def _callers(source: str, called: set[str], starts: list[int], ends: list[int]) 
     return units
 
 
+def could_have_findings_in_bytes(data: bytes) -> bool:
+    """The first stage on a Python file's raw bytes, before any decoding: False only when
+    no rule could fire, because no backward call is spelled in it.
+
+    Every rule needs a ``backward`` call, and in UTF-8 that word is the same bytes as in
+    ASCII, so the test never needs the text (most files of a tree end here). Not for
+    notebooks: their JSON may spell a letter as an escape.
+
+    >>> could_have_findings_in_bytes(b"import torch\\nmodel = torch.nn.Linear(1, 1)\\n")
+    False
+    """
+    return b"backward" in data
+
+
 def could_have_findings(source: str) -> bool:
     """False only when no rule could possibly fire on ``source``.
 

@@ -21,7 +21,10 @@ from gradcheck.lint.result import FileResult, Report
 from gradcheck.lint.screening import Job, cells, screen, settle_bytes
 from gradcheck.lint.settings import Overrides, Settings
 
-PARALLEL_MIN_BYTES = 100_000  # below this much source, starting a pool costs more than it saves
+# below this much source to check, starting a pool costs more than it saves
+PARALLEL_MIN_BYTES = 100_000
+# below this much source to screen, screening here beats a round trip through a pool
+SCREEN_IN_POOL_BYTES = 4_000_000
 
 
 @dataclass
@@ -159,8 +162,9 @@ def _size(job: Job) -> int:
 
 
 def _run_jobs(jobs: list[Job], workers: int, fixing: bool, unsafe: bool, known: set[str]) -> list[FileResult]:
-    """Process ``jobs``: in a pool when there is enough source for several cores, else the
-    cheap screening here and the rest in one child process (see ``workers.py``)."""
+    """Process ``jobs``: screening here, or in a pool when there is much source; what
+    screening leaves goes to a pool when it is enough for several cores, else to one
+    child process (see ``workers.py``)."""
     import functools
 
     import lint_rules  # noqa: F401  (loaded before forking so workers share it)
@@ -168,20 +172,20 @@ def _run_jobs(jobs: list[Job], workers: int, fixing: bool, unsafe: bool, known: 
 
     work = functools.partial(_process_chunk, fixing=fixing, unsafe=unsafe, known=known)
     sizes = {id(job): _size(job) for job in jobs}
-    jobs = sorted(jobs, key=lambda job: sizes[id(job)], reverse=True)
-    if workers > 1 and len(jobs) > 1 and sum(sizes.values()) >= PARALLEL_MIN_BYTES:
-        # NOTE: round-robin chunks over the size-sorted list give every chunk a share of the
-        # large files, so no worker is left with all of them
-        count = min(len(jobs), workers * 4)
-        return pools.run_in_pool([jobs[i::count] for i in range(count)], work, workers, _crashed)
+
+    def size(job: Job) -> int:
+        return sizes[id(job)] if job.data is None else len(job.data)
+
+    parallel = workers > 1 and len(jobs) > 1
+    if parallel and sum(map(size, jobs)) >= SCREEN_IN_POOL_BYTES:
+        return pools.run_in_pool(jobs, size, work, workers, _crashed)
     results: list[FileResult] = []
     remaining: list[Job] = []
     for job in jobs:
         screened = screen(job, known, fixing)
-        if isinstance(screened, FileResult):
-            results.append(screened)
-        else:
-            remaining.append(screened)
+        (results if isinstance(screened, FileResult) else remaining).append(screened)
+    if parallel and len(remaining) > 1 and sum(map(size, remaining)) >= PARALLEL_MIN_BYTES:
+        return results + pools.run_in_pool(remaining, size, work, workers, _crashed)
     return results + pools.run_contained(remaining, work, _crashed)
 
 

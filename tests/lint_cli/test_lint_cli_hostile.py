@@ -21,10 +21,13 @@ def _assert_no_clean_claim(run) -> None:
 
 
 # ----- crashes and limits become GC000 ------------------------------------------------------
-@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize("jobs", ["1", "2", "2, screening in the pool"])
 def test_a_worker_killed_by_a_segfault_costs_one_file_not_the_run(project, kit, fake_rules,
                                                                   monkeypatch, jobs):
     monkeypatch.setattr("gradcheck.lint.runner.PARALLEL_MIN_BYTES", 0)  # a pool with -j 2
+    if "screening" in jobs:
+        monkeypatch.setattr("gradcheck.lint.runner.SCREEN_IN_POOL_BYTES", 0)
+        jobs = "2"
     kit.write(project, {"a.py": "BUG\n", "b.py": "SEGV\n", "c.py": "BUG\n", "d.py": "BUG\n"})
     run = kit.run_cli(["lint", "--no-cache", "--jobs", jobs])
     assert run.exit_code == exitcodes.ERROR

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +115,8 @@ class Cache:
             marker = self.directory / ".gitignore"
             if not marker.exists():
                 marker.write_text("# created by gradcheck\n*\n", encoding="utf-8")
+            import tempfile  # only when something changed: it costs a few ms to import
+
             handle, temporary = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
             with os.fdopen(handle, "w", encoding="utf-8") as out:
                 json.dump(self._entries, out, separators=(",", ":"))

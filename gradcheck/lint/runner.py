@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -165,12 +166,6 @@ def _run_jobs(jobs: list[Job], workers: int, fixing: bool, unsafe: bool, known: 
     """Process ``jobs``: screening here, or in a pool when there is much source; what
     screening leaves goes to a pool when it is enough for several cores, else to one
     child process (see ``workers.py``)."""
-    import functools
-
-    import lint_rules  # noqa: F401  (loaded before forking so workers share it)
-    from gradcheck.lint import workers as pools
-
-    work = functools.partial(_process_chunk, fixing=fixing, unsafe=unsafe, known=known)
     sizes = {id(job): _size(job) for job in jobs}
 
     def size(job: Job) -> int:
@@ -178,15 +173,32 @@ def _run_jobs(jobs: list[Job], workers: int, fixing: bool, unsafe: bool, known: 
 
     parallel = workers > 1 and len(jobs) > 1
     if parallel and sum(map(size, jobs)) >= SCREEN_IN_POOL_BYTES:
-        return pools.run_in_pool(jobs, size, work, workers, _crashed)
+        return _in_children(jobs, size, workers, fixing, unsafe, known)
     results: list[FileResult] = []
     remaining: list[Job] = []
     for job in jobs:
         screened = screen(job, known, fixing)
         (results if isinstance(screened, FileResult) else remaining).append(screened)
-    if parallel and len(remaining) > 1 and sum(map(size, remaining)) >= PARALLEL_MIN_BYTES:
-        return results + pools.run_in_pool(remaining, size, work, workers, _crashed)
-    return results + pools.run_contained(remaining, work, _crashed)
+    if not remaining:
+        return results
+    if not (parallel and len(remaining) > 1 and sum(map(size, remaining)) >= PARALLEL_MIN_BYTES):
+        workers = 1
+    return results + _in_children(remaining, size, workers, fixing, unsafe, known)
+
+
+def _in_children(jobs: list[Job], size: Callable[[Job], int], workers: int, fixing: bool,
+                 unsafe: bool, known: set[str]) -> list[FileResult]:
+    """:func:`process` ``jobs`` in a pool of ``workers`` processes, or in one child."""
+    import functools
+
+    # NOTE: imported only when some file needs a child (multiprocessing costs ~15 ms)
+    import lint_rules  # noqa: F401  (loaded before forking so workers share it)
+    from gradcheck.lint import workers as pools
+
+    work = functools.partial(_process_chunk, fixing=fixing, unsafe=unsafe, known=known)
+    if workers > 1:
+        return pools.run_in_pool(jobs, size, work, workers, _crashed)
+    return pools.run_contained(jobs, work, _crashed)
 
 
 def _from_cache(display: str, value: dict) -> FileResult:

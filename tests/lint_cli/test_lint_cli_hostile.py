@@ -204,7 +204,8 @@ def test_the_pre_commit_snippet_pins_no_made_up_tag(kit, page):
     text = (kit.REPO / page).read_text(encoding="utf-8")
     revs = re.findall(r"^\s*rev:\s*(\S+)", text, re.MULTILINE)
     assert revs, page
-    tags = subprocess.run(["git", "tag"], cwd=kit.REPO, capture_output=True, text=True).stdout.split()
+    tags = subprocess.run(["git", "tag"], cwd=kit.REPO, capture_output=True, text=True,
+                          check=False).stdout.split()
     for rev in revs:
         # a real tag of this repository, or a placeholder for a commit sha
         assert rev in tags or rev == "<commit" or re.fullmatch(r"[0-9a-f]{40}", rev), rev

@@ -25,7 +25,7 @@ Work = Callable[[list], list[FileResult]]  # a module-level function (the pool p
 Crashed = Callable[[object, str], FileResult]  # (job, how the process died) -> a GC000 result
 # NOTE: several batches per worker, so that the pool hands work to whichever worker is free
 # and no worker idles long while the other finishes one oversized batch
-_BATCHES_PER_WORKER = 8
+_BATCHES_PER_WORKER = 32
 
 
 def can_contain() -> bool:

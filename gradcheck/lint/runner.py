@@ -258,7 +258,8 @@ def lint_paths(options: LintOptions) -> Report:
             pending.append(Job(str(path), display, codes, None, notebook, write, explicit))
             continue
         try:
-            data = path.read_bytes()
+            with open(path, "rb") as handle:
+                data = handle.read()
         except OSError as error:
             results.append(FileResult(display, [io_error(f"cannot read: {error.strerror}")]))
             continue

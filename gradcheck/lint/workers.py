@@ -26,6 +26,7 @@ Crashed = Callable[[object, str], FileResult]  # (job, how the process died) -> 
 # NOTE: several batches per worker, so that the pool hands work to whichever worker is free
 # and no worker idles long while the other finishes one oversized batch
 _BATCHES_PER_WORKER = 32
+_MIN_BATCH_BYTES = 8_000  # smaller batches cost more in round trips than they balance
 
 
 def can_contain() -> bool:
@@ -64,8 +65,8 @@ def run_in_pool(jobs: list, size: Callable[[object], int], work: Work, workers: 
     lost: list[list] = []
     with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context,
                              initializer=_quiet_crashes) as pool:
-        futures = [(batch, pool.submit(work, batch))
-                   for batch in batches(jobs, size, workers * _BATCHES_PER_WORKER)]
+        count = min(workers * _BATCHES_PER_WORKER, sum(map(size, jobs)) // _MIN_BATCH_BYTES)
+        futures = [(batch, pool.submit(work, batch)) for batch in batches(jobs, size, count)]
         for batch, future in futures:
             try:
                 results.extend(future.result())

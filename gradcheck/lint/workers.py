@@ -65,7 +65,8 @@ def run_in_pool(jobs: list, size: Callable[[object], int], work: Work, workers: 
     lost: list[list] = []
     with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context,
                              initializer=_quiet_crashes) as pool:
-        count = min(workers * _BATCHES_PER_WORKER, sum(map(size, jobs)) // _MIN_BATCH_BYTES)
+        most = sum(map(size, jobs)) // _MIN_BATCH_BYTES
+        count = max(workers, min(workers * _BATCHES_PER_WORKER, most))
         futures = [(batch, pool.submit(work, batch)) for batch in batches(jobs, size, count)]
         for batch, future in futures:
             try:

@@ -1,7 +1,7 @@
 """Time ``gradcheck lint`` against ruff, TorchFix, Fixit and bare parsers on real corpora.
 
-The corpora live in ``bench/_corpus/`` (git-ignored, made its own git repository so no
-tool applies this project's ignore files or configuration):
+The corpora live in ``bench/_corpus/`` (git-ignored, made its own git repository with its own
+``pyproject.toml``, so no tool applies this project's ignore files or configuration):
 
 - ``torch``: the ``.py`` files of the installed torch wheel (the version pins them);
 - ``fixtures``: a copy of this project's ``fixtures/`` (what the README runs first);
@@ -82,6 +82,11 @@ def build_corpus(git_dirs: dict[str, str], names: tuple[str, ...] = CORPORA) -> 
         roots[name] = target
     if not (CORPUS / ".git").exists():
         subprocess.run(["git", "init", "-q"], cwd=CORPUS, check=True)
+    settings = CORPUS / "pyproject.toml"
+    if not settings.exists():
+        # the defaults, and a stop: gradcheck looks no further up for settings, so this
+        # project's own (its per-file-ignores, its cache directory) never applies here
+        settings.write_text("[tool.gradcheck.lint]\n", encoding="utf-8")
     return roots
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import libcst as cst
+import ast
 
 from lint_rules import events as ev
 from lint_rules import rebinding, syntax
@@ -18,7 +18,6 @@ from lint_rules.flow import Interpreter, Issue
 from lint_rules.source import SourceText
 from lint_rules.summaries import ModuleIndex
 
-_STATEMENTS = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
 
 # Hooks that a framework calls once per batch, so their bodies repeat like a loop body.
 REPEATED_HOOKS = frozenset({"training_step"})
@@ -30,27 +29,25 @@ RUNS_ONCE = frozenset({"setUp", "setUpClass", "tearDown", "tearDownClass", "main
 class Analysis:
     """Everything the rules read: the parsed module, its text and the flow issues."""
 
-    tree: cst.Module
+    tree: ast.Module
     text: SourceText
     index: ModuleIndex
     gc001: list[Issue] = field(default_factory=list)
     gc002: list[Issue] = field(default_factory=list)
-    gc003: list[tuple[ev.Event, cst.CSTNode, Issue]] = field(default_factory=list)
+    gc003: list[tuple[ev.Event, ast.AST, Issue]] = field(default_factory=list)
     incomplete: list[AnalysisIncomplete] = field(default_factory=list)  # units given up on
 
-    def statement_of(self, node: cst.CSTNode) -> syntax.Statement | None:
+    def statement_of(self, node: ast.AST) -> syntax.Statement | None:
         """The statement that contains ``node`` (itself if it is one); in ``a; b`` that is
         ``a`` or ``b``, not their shared line."""
-        while node is not None and not isinstance(node, _STATEMENTS):
+        while node is not None and not isinstance(node, ast.stmt):
             node = self.index.parents.get(id(node))
         return node
 
     def block_of(self, stmt: syntax.Statement) -> list[syntax.Statement]:
         """The statements of the block that holds ``stmt`` (``stmt`` among them)."""
         parent = self.index.parents.get(id(stmt))
-        if isinstance(parent, cst.SimpleStatementLine):
-            parent = self.index.parents.get(id(parent))
-        return syntax.statements(parent) if parent is not None and syntax.is_block(parent) else []
+        return _block_holding(parent, stmt) if parent is not None else []
 
     def body_of(self, stmt: syntax.Statement) -> list[syntax.Statement]:
         """The statements of a compound statement's main body."""
@@ -70,7 +67,7 @@ class Analysis:
             return self.text.segment(receiver)
         return self.text.segment(args[0])
 
-    def function_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+    def function_of(self, node: ast.AST) -> ast.AST | None:
         """The innermost function or lambda around ``node``; None at module level."""
         node = self.index.parents.get(id(node))
         while node is not None and not isinstance(node, syntax.SCOPES):
@@ -78,9 +75,9 @@ class Analysis:
         return node
 
 
-def analyse(tree: cst.Module, text: SourceText) -> Analysis:
+def analyse(tree: ast.Module, text: SourceText) -> Analysis:
     """Interpret every unit that holds a gradient event and collect GC001/GC002/GC003 issues."""
-    index = ModuleIndex(tree)
+    index = ModuleIndex(tree, text)
     analysis = Analysis(tree, text, index)
     issues: dict[tuple, tuple[Issue, dict]] = {}
     for body, class_name, repeat, function in _units(tree, index):
@@ -127,16 +124,16 @@ def _one_per_cause(found) -> list[tuple[Issue, dict]]:
     return out
 
 
-def _units(tree: cst.Module, index: ModuleIndex):
-    body = syntax.statements(tree)
+def _units(tree: ast.Module, index: ModuleIndex):
+    body = tree.body
     yield body, None, None, None
     stack = [n for n in body if index.contains_events(n)]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.FunctionDef):
+        if isinstance(node, syntax.FUNCTIONS):
             # A function this file never calls is called from elsewhere, typically once per
             # batch (like dslinter's W5517, we judge its body as a loop body).
-            name = node.name.value
+            name = node.name
             if not index.is_called(node):
                 # A function this file calls is analysed where it is called, with what each
                 # call passes it; alone, its parameters would stand for anything.
@@ -146,11 +143,11 @@ def _units(tree: cst.Module, index: ModuleIndex):
         stack.extend(c for c in syntax.children(node) if index.contains_events(c))
 
 
-def _repeated(function: cst.FunctionDef, index: ModuleIndex) -> bool:
+def _repeated(function: syntax.FunctionNode, index: ModuleIndex) -> bool:
     """Whether a function's body is judged as a loop body: it is never called in this file,
     or only handed to someone else (``Engine(update)``, ``trainer.add_callback(step)``), who
     presumably calls it once per batch."""
-    name = function.name.value
+    name = function.name
     if index.is_called(function) or name.startswith("test") or name in RUNS_ONCE:
         return False  # called here (analysed in place), or a test / fixture that runs once
     if name in index.referenced and name not in index.passed_along:
@@ -171,11 +168,11 @@ def _matched_windows(issue: Issue, counter_zeroed: dict[int, set[str]]) -> bool:
 
 def _zeroed_once_before(
     analysis: Analysis, issue: Issue, zeroed: dict[int, set[str]]
-) -> tuple[ev.Event, cst.CSTNode] | None:
+) -> tuple[ev.Event, ast.AST] | None:
     """For a stale step in a loop that never zeroes: the zero that runs once before that loop."""
     # `for opt in optimizers:` visits each optimizer once; the loop around it is the one
     # whose iterations the gradients are carried across.
-    loops = [n for n in issue.loops if isinstance(n, (cst.For, cst.While))
+    loops = [n for n in issue.loops if isinstance(n, syntax.LOOPS)
              and not _member_loop(n, analysis.index)]
     if not loops:
         return None
@@ -183,40 +180,34 @@ def _zeroed_once_before(
     inside = zeroed.get(id(loop), set())
     if ev.ALL in inside or issue.optimizer in inside:
         return None
-    node: cst.CSTNode = loop
+    node: ast.AST = loop
     parents = analysis.index.parents
     # Climb block by block, looking at the statements that run before `node` in each.
     while True:
-        parent = parents.get(id(node))
-        if parent is None or isinstance(parent, (cst.Lambda, cst.ClassDef)):
+        owner = parents.get(id(node))
+        if owner is None or isinstance(owner, (ast.Lambda, ast.ClassDef)):
             return None
-        if not syntax.is_block(parent):
-            node = parent
-            continue
-        owner = parents.get(id(parent))
-        if isinstance(owner, cst.ClassDef):
-            return None
-        block = syntax.statements(parent)
+        block = _block_holding(owner, node)
         position = next((i for i, s in enumerate(block) if s is node), None)
         for stmt in reversed(block[:position] if position is not None else []):
             event = _zero_statement(analysis, stmt, issue.optimizer)
             if event is not None:
                 return event, loop
-        if owner is None or isinstance(owner, cst.FunctionDef):
+        if isinstance(owner, (ast.Module, *syntax.FUNCTIONS)):
             return None
         node = owner
 
 
 def _zero_statement(analysis: Analysis, stmt: syntax.Statement, optimizer: str) -> ev.Event | None:
-    node: cst.CSTNode | None = None
+    node: ast.AST | None = None
     target = ev.ALL
-    if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
+    if type(stmt) is ast.Expr and type(stmt.value) is ast.Call:
         receiver = ev.zero_call_receiver(stmt.value)
         if receiver is not None:
             node, target = stmt.value, receiver
-    elif isinstance(stmt, cst.For) and ev.param_loop_zeroes(stmt):
+    elif isinstance(stmt, syntax.FOR_LOOPS) and ev.param_loop_zeroes(stmt):
         node, target = stmt, ev.param_loop_owner(stmt) or ev.ALL
-    elif isinstance(stmt, cst.For) and _zeroes_each_member(stmt, analysis.index, optimizer):
+    elif isinstance(stmt, syntax.FOR_LOOPS) and _zeroes_each_member(stmt, analysis.index, optimizer):
         node = stmt  # for opt in optimizers: opt.zero_grad()
     elif ev.is_grad_zeroing(stmt):
         node = stmt
@@ -225,18 +216,18 @@ def _zero_statement(analysis: Analysis, stmt: syntax.Statement, optimizer: str) 
     return ev.Event(ev.ZERO, node, analysis.text, target)
 
 
-def _member_loop(loop: cst.CSTNode, index: ModuleIndex) -> bool:
-    return isinstance(loop, cst.For) and bool(rebinding.loop_members(loop, ev.dotted, index.is_optimizer))
+def _member_loop(loop: ast.AST, index: ModuleIndex) -> bool:
+    return isinstance(loop, syntax.FOR_LOOPS) and bool(rebinding.loop_members(loop, ev.dotted, index.is_optimizer))
 
 
-def _zeroes_each_member(loop: cst.For, index: ModuleIndex, optimizer: str) -> bool:
+def _zeroes_each_member(loop: ast.For, index: ModuleIndex, optimizer: str) -> bool:
     """``for opt in <optimizers holding optimizer>: opt.zero_grad()``."""
     body = syntax.body_of(loop)
-    if len(body) != 1 or not isinstance(loop.target, cst.Name):
+    if len(body) != 1 or type(loop.target) is not ast.Name:
         return False
-    call = body[0].value if isinstance(body[0], cst.Expr) else None
-    receiver = ev.zero_call_receiver(call) if isinstance(call, cst.Call) else None
-    if receiver != loop.target.value:
+    call = body[0].value if type(body[0]) is ast.Expr else None
+    receiver = ev.zero_call_receiver(call) if type(call) is ast.Call else None
+    if receiver != loop.target.id:
         return False
     members = rebinding.loop_members(loop, ev.dotted, index.is_optimizer).get(receiver, ())
     return any(ev.is_group_name(m) or m == optimizer for m in members)
@@ -249,3 +240,8 @@ def _zeroes(index: ModuleIndex, target: str, optimizer: str) -> bool:
         return False
     owned = index.optimizers_of_model(target)
     return not owned or optimizer in owned
+
+
+def _block_holding(owner: ast.AST, stmt: ast.AST) -> list[syntax.Statement]:
+    """The statement list of ``owner`` (body, else, finally, handler) that holds ``stmt``."""
+    return next((block for block in syntax.blocks_of(owner) if any(s is stmt for s in block)), [])

@@ -1,10 +1,10 @@
 """``check_source``: parse once, analyse once, let every selected rule report."""
 from __future__ import annotations
 
+import ast
 import os
-import re
+import warnings
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from lint_rules.finding import (
     NOT_CHECKED_CODE,
@@ -15,17 +15,12 @@ from lint_rules.finding import (
     Fix,
     LintSyntaxError,
 )
-from lint_rules.narrowing import deepest_position, narrow
+from lint_rules.narrowing import deepest_position, hollow
 from lint_rules.pieces import PIECE_LINES, split
 from lint_rules.prefilter import could_have_findings
 from lint_rules.rules import RULES
 
-if TYPE_CHECKING:
-    import libcst as cst
-
 STRICT_ENV = "GRADCHECK_LINT_STRICT"
-MAX_NESTING = 200  # CPython's limit on nested brackets (MAXLEVEL in its tokenizer)
-_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
 _BOM = "\ufeff"
 
 
@@ -71,9 +66,9 @@ def check_source(
 
 
 def _check_text(text: str, path: str, rules: tuple, strict: bool) -> list[Finding]:
-    # Parse a copy with irrelevant function bodies hollowed out (same lines and columns), so
-    # that positions, messages and fix offsets all refer to the original text.
-    tree = _parse(_narrowed(text, path), path)
+    tree = _parse(text, path)
+    # Functions that cannot take part in a finding lose their bodies: nothing walks them.
+    hollow(tree, text)
     try:
         return _run(tree, text, rules)
     except Exception as exc:  # noqa: BLE001  (a limit or a bug must not end the run)
@@ -107,65 +102,22 @@ def not_analysed(error: BaseException) -> Finding:
     return Finding(line, column, NOT_CHECKED_CODE, NOT_CHECKED_NAME, message, line, column)
 
 
-def _narrowed(text: str, path: str) -> str:
+def _parse(text: str, path: str) -> ast.Module:
+    """Python's own tree of ``text``; its parser's verdict (wording and position) on errors."""
     try:
-        return narrow(text)
+        with warnings.catch_warnings():
+            # Invalid escape sequences and the like are the user's business, not the linter's.
+            warnings.simplefilter("ignore")
+            return ast.parse(text, path)
+    except SyntaxError as exc:
+        raise LintSyntaxError(f"cannot parse {path}: {exc.msg}", exc.lineno or 1,
+                              exc.offset or 1) from None
+    except ValueError as exc:  # a null byte (Python 3.11)
+        raise LintSyntaxError(f"cannot parse {path}: {exc}", 1, 1) from None
     except (RecursionError, MemoryError):
-        # NOTE: CPython's parser gives up here, and libcst's native parser, handed the same
-        # text, overflows the C stack (a segfault) a little deeper: never give it the chance.
         line, column = deepest_position(text)
         raise LintSyntaxError(f"cannot parse {path}: an expression is nested too deeply "
                               "(Python's own parser cannot compile it either)", line, column) from None
-
-
-def _parse(text: str, path: str) -> cst.Module:
-    # libcst takes a while to import; `import lint_rules` (and the CLI on files the prefilter
-    # skips) must not pay for it.
-    import libcst as cst
-
-    if _nested_too_deep(text):
-        # NOTE: libcst's native parser overflows the C stack (a segfault, not an exception)
-        # on a few thousand nested brackets; CPython rejects more than 200 anyway.
-        error = _compile_error(text, path)
-        if error is not None:
-            raise error
-    try:
-        return cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:
-        error = _compile_error(text, path)
-        raise error or LintSyntaxError(f"cannot parse {path}: {exc.message}", max(exc.raw_line, 1),
-                                       exc.raw_column + 1) from None
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        # Too deeply nested for the parser, or a tree libcst refuses to build.
-        raise LintSyntaxError(f"cannot parse {path}: {exc}", 1, 1) from None
-
-
-def _nested_too_deep(text: str) -> bool:
-    """Whether brackets (strings and comments included) nest deeper than CPython allows."""
-    if text.count("(") + text.count("[") + text.count("{") <= MAX_NESTING:
-        return False
-    depth = 0
-    for bracket in _NOT_BRACKETS.sub("", text):
-        depth += 1 if bracket in "([{" else -1
-        if depth > MAX_NESTING:
-            return True
-    return False
-
-
-def _compile_error(text: str, path: str) -> LintSyntaxError | None:
-    """CPython's own verdict on ``text``: the error it reports, or None when it compiles.
-
-    libcst names the token where its parser gave up, which is often the line after the
-    mistake (a missing colon shows up on the indented line below); CPython's compiler names
-    the offending token, so on this rare path we ask it for the position and wording.
-    """
-    try:
-        compile(text, path, "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        return LintSyntaxError(f"cannot parse {path}: {exc.msg}", exc.lineno or 1, exc.offset or 1)
-    except (ValueError, RecursionError, MemoryError) as exc:  # e.g. a null byte (Python 3.11)
-        return LintSyntaxError(f"cannot parse {path}: {exc}", 1, 1)
-    return None
 
 
 def _selected(select: Iterable[str] | None) -> tuple:
@@ -175,33 +127,32 @@ def _selected(select: Iterable[str] | None) -> tuple:
     return tuple(r for r in RULES if r.CODE in wanted or r.NAME in wanted)
 
 
-def _run(tree: cst.Module, text: str, rules: tuple) -> list[Finding]:
+def _run(tree: ast.Module, text: str, rules: tuple) -> list[Finding]:
     if not rules:
         return []
-    from lint_rules.source import SourceText, TooDeeplyNested
-
     from lint_rules import syntax
+    from lint_rules.source import SourceText
 
     seen: dict[tuple, Finding] = {}
     try:
-        analysis = analyse(tree, SourceText(text, tree))
+        analysis = analyse(tree, SourceText(text))
         for rule in rules:
             for finding in rule.check(analysis):
                 seen.setdefault((finding.code, finding.line, finding.column), finding)
         for gave_up in analysis.incomplete:
             finding = not_analysed(gave_up)
             seen.setdefault((finding.code, finding.line, finding.column), finding)
-    except TooDeeplyNested:
+    except RecursionError:
         line, column = deepest_position(text)
-        raise AnalysisIncomplete("an expression is nested too deeply to locate its parts",
+        raise AnalysisIncomplete("an expression is nested too deeply for the analysis",
                                  line, column) from None
     finally:
         syntax.forget_trees()
     return sorted(seen.values(), key=lambda f: (f.line, f.column, f.code))
 
 
-def analyse(tree: cst.Module, text) -> object:
-    """The flow analysis of one parsed module (its modules load on first use: they need libcst)."""
+def analyse(tree: ast.Module, text) -> object:
+    """The flow analysis of one parsed module (its modules load on first use)."""
     from lint_rules.analysis import analyse as analyse_module
 
     return analyse_module(tree, text)

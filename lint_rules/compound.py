@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import libcst as cst
+import ast
 
 from lint_rules import events as ev
 from lint_rules import syntax
@@ -33,19 +33,19 @@ class Flow:
 class Compound:
     """Statement walking for ``with``/``try``/``match``; expects ``flow.Interpreter``'s attributes."""
 
-    def _with(self, stmt: cst.With, state: State) -> Flow:
+    def _with(self, stmt: ast.With | ast.AsyncWith, state: State) -> Flow:
         gate = None
         for item in stmt.items:
-            expr = item.item
-            if isinstance(expr, cst.Call) and syntax.callee_name(expr) in EXPECTED_FAILURE:
+            expr = item.context_expr
+            if type(expr) is ast.Call and syntax.callee_name(expr) in EXPECTED_FAILURE:
                 # A test that the block fails (`with pytest.raises(ValueError):`): what it does
                 # to gradients on the way is the point of the test, not a training bug.
                 return Flow(normal=state)
             state = self._calls_in(expr, stmt, state)
             if (
-                isinstance(expr, cst.Call)
-                and isinstance(expr.func, cst.Attribute)
-                and expr.func.attr.value == "accumulate"
+                type(expr) is ast.Call
+                and type(expr.func) is ast.Attribute
+                and expr.func.attr == "accumulate"
             ):
                 owner = ev.dotted(expr.func.value) or "accelerator"
                 # The same assumption as a test `if accelerator.sync_gradients:` in the code.
@@ -60,7 +60,7 @@ class Compound:
                 self._gates.pop()
                 self._last_gate = gate
 
-    def _try(self, stmt: cst.Try | cst.TryStar, state: State) -> Flow:
+    def _try(self, stmt: ast.Try, state: State) -> Flow:
         trace: list[State] = [state]
         statements = syntax.body_of(stmt)
         body = self._block(statements, state, trace)
@@ -80,7 +80,7 @@ class Compound:
         main.brk, main.cont, main.ret = (
             join(main.brk, body.brk), join(main.cont, body.cont), join(main.ret, body.ret)
         )
-        finalbody = syntax.body_of(stmt.finalbody) if stmt.finalbody is not None else []
+        finalbody = stmt.finalbody
         result = self._finally(finalbody, main, quiet=False)
         for flow in flows:
             # After a failed batch, `finally: opt.zero_grad()` discards its gradients on purpose.
@@ -97,7 +97,7 @@ class Compound:
             self._handlers -= quiet
         return Flow(tail.normal, flow.brk, flow.cont, join(flow.ret, tail.ret))
 
-    def _match(self, stmt: cst.Match, state: State) -> Flow:
+    def _match(self, stmt: ast.Match, state: State) -> Flow:
         state = self._calls_in(stmt.subject, stmt, state)
         result = Flow(normal=state)
         for case in stmt.cases:

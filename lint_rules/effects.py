@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import libcst as cst
+import ast
 
 from lint_rules import events as ev
 from lint_rules import rebinding, syntax
@@ -40,7 +40,7 @@ class Issue:
     backwards: tuple[ev.Event, ...]
     loop_carried: bool = False
     conditions: tuple[str, ...] = ()
-    loops: tuple[cst.CSTNode, ...] = field(default=(), repr=False)
+    loops: tuple[ast.AST, ...] = field(default=(), repr=False)
     counter_gated: bool = False  # the step sits under a modulo test in its loop
     applied_by: ev.Event | None = None  # GC002: the step after which nothing reset the grads
     also: tuple[ev.Event, ...] = ()  # GC002: other steps of the same optimizer, same cause
@@ -59,11 +59,11 @@ class Effects:
             return self._map_all(state, lambda f: (FRESH, frozenset()))
         return self._calls_in(stmt, stmt, state)
 
-    def _calls_in(self, node: cst.CSTNode, stmt: cst.CSTNode, state: State) -> State:
+    def _calls_in(self, node: ast.AST, stmt: ast.AST, state: State) -> State:
         calls = self.index.call_cache.get(id(node))
         if calls is None:
             # Only calls that can matter, in the order they finish (inner calls first).
-            calls = [n for n in _finishing_order(node) if isinstance(n, cst.Call)
+            calls = [n for n in _finishing_order(node) if type(n) is ast.Call
                      and (self.contains_events(n) or _is_closure_step(n))]
             self.index.call_cache[id(node)] = calls
         for call in calls:
@@ -77,22 +77,20 @@ class Effects:
                     self._subst.pop()
         return state
 
-    def _comprehension_members(self, call: cst.Call, stmt: cst.CSTNode) -> dict[str, tuple[str, ...]]:
+    def _comprehension_members(self, call: ast.Call, stmt: ast.AST) -> dict[str, tuple[str, ...]]:
         aliases: dict[str, tuple[str, ...]] = {}
         node = self.index.parents.get(id(call))
         while node is not None and node is not stmt:
-            if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-                comp = node.for_in
-                while comp is not None:
+            if type(node) in _COMPREHENSIONS:
+                for comp in node.generators:
                     aliases.update(rebinding.loop_members(comp, self._key, self.index.is_optimizer))
-                    comp = comp.inner_for_in
             node = self.index.parents.get(id(node))
         return aliases
 
-    def _call(self, call: cst.Call, stmt: cst.CSTNode, state: State) -> State:
+    def _call(self, call: ast.Call, stmt: ast.AST, state: State) -> State:
         if ev.is_backward_call(call):
             self.backward_loops.update(map(id, self._loops))
-            event = self._event(ev.BACKWARD, call, self.text.module.code_for_node(call))
+            event = self._event(ev.BACKWARD, call, self.text.segment(call))
             return self._map_all(state, lambda f: on_backward(f, event))
         receiver = ev.zero_call_receiver(call)
         if receiver is not None:
@@ -110,7 +108,7 @@ class Effects:
             return self._inline(callee, call, state)
         return state
 
-    def _zero_call(self, call: cst.Call, receiver: str, state: State) -> State:
+    def _zero_call(self, call: ast.Call, receiver: str, state: State) -> State:
         keys = self._unwrapped(self._expand(receiver)) if receiver != ev.ALL else (ev.ALL,)
         keys = tuple(k for k in keys if not k.startswith(ev.NOTHING))
         if not keys:
@@ -139,7 +137,7 @@ class Effects:
             state = self._apply_zero(shared, (ev.ALL,), state)
         return state
 
-    def _param_zero(self, loop: cst.For, state: State) -> State:
+    def _param_zero(self, loop: ast.For, state: State) -> State:
         owner = ev.param_loop_owner(loop)
         owned = self.index.optimizers_of_model(owner) if owner else set()
         # `for p in backbone.parameters()` when every optimizer is known to hold other models:
@@ -172,7 +170,7 @@ class Effects:
         if counter and self._loops:
             self.counter_zeroed_in_loop.setdefault(id(self._loops[-1]), set()).update(targets)
         between_epochs = self._epoch_unit and not any(
-            isinstance(loop, (cst.For, cst.While)) for loop in self._loops
+            isinstance(loop, syntax.LOOPS) for loop in self._loops
         )
         quiet = self._handlers > 0 or event.partial or counter or between_epochs
         guarded = any(not modulo for modulo in inner)
@@ -184,7 +182,7 @@ class Effects:
             state = self._map_key(state, key, fn)
         return state
 
-    def _apply_step(self, call: cst.Call, opt: str, state: State) -> State:
+    def _apply_step(self, call: ast.Call, opt: str, state: State) -> State:
         event = self._event(ev.STEP, call, opt)
         out: State = {}
         for assumptions, facts in state.items():
@@ -237,16 +235,16 @@ class Effects:
             return True  # a loop that runs backward passes lies between the reset and the step
         return guarded and any(self._inner_conditions())
 
-    def _closure(self, closure: cst.CSTNode, state: State) -> State:
-        if isinstance(closure, cst.Lambda):
+    def _closure(self, closure: ast.AST, state: State) -> State:
+        if type(closure) is ast.Lambda:
             return self._calls_in(closure.body, closure, state)
-        if isinstance(closure, cst.Name):
-            fn = self._local_defs[-1].get(closure.value) or self.index.functions.get(closure.value)
+        if type(closure) is ast.Name:
+            fn = self._local_defs[-1].get(closure.id) or self.index.functions.get(closure.id)
             if fn is not None:
                 return self._inline(fn, None, state)
         return state
 
-    def _inline(self, fn: FunctionNode, call: cst.Call | None, state: State) -> State:
+    def _inline(self, fn: FunctionNode, call: ast.Call | None, state: State) -> State:
         if fn in self._frames or len(self._frames) >= MAX_INLINE_DEPTH:
             return state
         subst = dict(self._subst[-1]) if call is None else self._bind(fn, call)
@@ -267,7 +265,7 @@ class Effects:
             self._conditions = conditions
         return join(flow.normal, flow.ret) or state
 
-    def _bind(self, fn: FunctionNode, call: cst.Call) -> dict[str, tuple[str, ...]]:
+    def _bind(self, fn: FunctionNode, call: ast.Call) -> dict[str, tuple[str, ...]]:
         bound: dict[str, tuple[str, ...]] = {}
         pairs = _arguments(fn, call)
         for name, arg in pairs:
@@ -280,10 +278,10 @@ class Effects:
         return bound
 
     # ----- helpers ------------------------------------------------------------------------
-    def _event(self, kind: str, node: cst.CSTNode, target: str, partial: bool = False) -> ev.Event:
+    def _event(self, kind: str, node: ast.AST, target: str, partial: bool = False) -> ev.Event:
         return ev.Event(kind, node, self.text, target, partial)
 
-    def _key(self, node: cst.CSTNode) -> str | None:
+    def _key(self, node: ast.AST) -> str | None:
         key = ev.dotted(node)
         return self._subst_key(key) if key else None
 
@@ -316,25 +314,23 @@ class Effects:
         return out
 
 
-def _arguments(fn: FunctionNode, call: cst.Call) -> list[tuple[str, cst.CSTNode]]:
+def _arguments(fn: FunctionNode, call: ast.Call) -> list[tuple[str, ast.AST]]:
     """(parameter, argument) for what ``call`` passes to ``fn`` by position or keyword."""
-    params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
-    if params and params[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
+    params = [p.arg for p in (*fn.args.posonlyargs, *fn.args.args)]
+    if params and params[0] in ("self", "cls") and type(call.func) is ast.Attribute:
         params = params[1:]
     pairs = list(zip(params, syntax.positional(call)))
     return pairs + [(name, value) for name, value in syntax.keywords(call) if name]
 
 
-def _left_at_none(fn: FunctionNode, pairs: list[tuple[str, cst.CSTNode]]) -> list[str]:
+def _left_at_none(fn: FunctionNode, pairs: list[tuple[str, ast.AST]]) -> list[str]:
     """Parameters defaulting to ``None`` that the call does not pass."""
     passed = {name for name, _ in pairs}
-    return [p.name.value for p in (*fn.params.posonly_params, *fn.params.params,
-                                   *fn.params.kwonly_params)
-            if p.name.value not in passed and isinstance(p.default, cst.Name)
-            and p.default.value == "None"]
+    return [name for name, default in syntax.defaults_of(fn.args)
+            if name not in passed and type(default) is ast.Constant and default.value is None]
 
 
-def _flags(fn: FunctionNode, call: cst.Call) -> dict[str, object]:
+def _flags(fn: FunctionNode, call: ast.Call) -> dict[str, object]:
     """Parameters the call sets to a literal ``True``/``False``/``None``/number: a test that
     reads only them (``if optimizer and do_zero_grad:``) is decided at this call."""
     pairs = _arguments(fn, call)
@@ -356,18 +352,21 @@ def _pos(event: ev.Event) -> tuple[int, int]:
     return event.line, event.col
 
 
-def _is_closure_step(call: cst.Call) -> bool:
-    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "step"
+def _is_closure_step(call: ast.Call) -> bool:
+    return type(call.func) is ast.Attribute and call.func.attr == "step"
 
 
-def _finishing_order(node: cst.CSTNode) -> list[cst.CSTNode]:
+_COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp})
+
+
+def _finishing_order(node: ast.AST) -> list[ast.AST]:
     """Nodes evaluated when ``node`` runs, each after everything inside it (post-order).
 
     Children come in source order, so this is the order in which the nodes end in the text,
     found without resolving positions (which costs a walk of the whole module).
     """
-    out: list[cst.CSTNode] = []
-    stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
+    out: list[ast.AST] = []
+    stack: list[tuple[ast.AST, bool]] = [(node, False)]
     while stack:
         current, expanded = stack.pop()
         if expanded:

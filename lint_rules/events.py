@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import libcst as cst
+import ast
 
 from lint_rules import syntax
 
@@ -31,27 +31,25 @@ _NOT_OPTIMIZER = re.compile(r"sched|scaler|engine|env|warmup|lr_|_lr|ema\b|ema_|
 _BACKWARD_CARRIERS = re.compile(r"accelerator|fabric|autograd|engine|deepspeed|amp$", re.IGNORECASE)
 
 
-def dotted(node: cst.CSTNode) -> str | None:
+def dotted(node: ast.AST) -> str | None:
     """Stable text for a receiver: ``a.b.c``, ``a.b()``, ``a[0]``; None when not nameable.
 
-    >>> dotted(cst.parse_expression("self.opt_g.step").value)
+    >>> dotted(ast.parse("self.opt_g.step", mode="eval").body.value)
     'self.opt_g'
     """
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
+    kind = type(node)
+    if kind is ast.Name:
+        return node.id
+    if kind is ast.Attribute:
         base = dotted(node.value)
-        return None if base is None else f"{base}.{node.attr.value}"
-    if isinstance(node, cst.Call) and not node.args:
+        return None if base is None else f"{base}.{node.attr}"
+    if kind is ast.Call and not node.args and not node.keywords:
         base = dotted(node.func)
         return None if base is None else f"{base}()"
-    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
-        element = node.slice[0]
-        index = element.slice
-        if isinstance(index, cst.Index) and index.star is None and not isinstance(element.comma, cst.Comma):
-            value = syntax.constant(index.value)
-            base = dotted(node.value) if syntax.has_value(value) else None
-            return None if base is None else f"{base}[{value!r}]"
+    if kind is ast.Subscript:
+        value = syntax.constant(node.slice)
+        base = dotted(node.value) if syntax.has_value(value) else None
+        return None if base is None else f"{base}[{value!r}]"
     return None
 
 
@@ -94,11 +92,11 @@ class Event:
     """
 
     kind: str
-    node: cst.CSTNode = field(compare=False)  # the call (or statement) reported on
+    node: ast.AST = field(compare=False)  # the call (or statement) reported on
     source: Any = field(compare=False, repr=False)  # the SourceText that locates ``node``
     target: str = ""  # optimizer key (STEP), receiver key (ZERO), loss text (BACKWARD)
     partial: bool = field(default=False, compare=False)  # a ZERO that may clear only some params
-    closure: cst.CSTNode | None = field(default=None, compare=False)  # step(closure)
+    closure: ast.AST | None = field(default=None, compare=False)  # step(closure)
     node_id: int = field(init=False, repr=False)  # identity: one event per node, kind, target
 
     def __post_init__(self) -> None:
@@ -117,15 +115,15 @@ class Event:
         return self.source.segment(self.node)
 
 
-def backward_loss(call: cst.Call) -> cst.CSTNode | None:
+def backward_loss(call: ast.Call) -> ast.AST | None:
     """The expression a BACKWARD call backpropagates (``loss`` in ``accelerator.backward(loss)``)."""
     func = call.func
     args = syntax.positional(call)
-    if isinstance(func, cst.Name):
+    if type(func) is ast.Name:
         return args[0] if args else None
-    if not isinstance(func, cst.Attribute):
+    if type(func) is not ast.Attribute:
         return None
-    if func.attr.value == "manual_backward":
+    if func.attr == "manual_backward":
         return args[0] if args else None
     carrier = dotted(func.value) or ""
     if args and _BACKWARD_CARRIERS.search(last_name(carrier) or carrier):
@@ -133,131 +131,131 @@ def backward_loss(call: cst.Call) -> cst.CSTNode | None:
     return func.value
 
 
-def is_backward_call(call: cst.Call) -> bool:
+def is_backward_call(call: ast.Call) -> bool:
     """``x.backward()``, ``scaler.scale(l).backward()``, ``accelerator.backward(l)`` and kin."""
     func = call.func
-    if isinstance(func, cst.Attribute):
+    if type(func) is ast.Attribute:
         # Distributed autograd keeps gradients per context (`dist_autograd.backward(ctx, ...)`
         # with `DistributedOptimizer.step(ctx)`): nothing lands in `.grad`, nothing to reset.
-        return func.attr.value in ("backward", "manual_backward") and \
+        return func.attr in ("backward", "manual_backward") and \
             last_name(dotted(func.value) or "") != "dist_autograd"
-    return isinstance(func, cst.Name) and func.value == "backward" and bool(syntax.positional(call))
+    return type(func) is ast.Name and func.id == "backward" and bool(syntax.positional(call))
 
 
-def is_grad_attr(node: cst.CSTNode) -> bool:
+def is_grad_attr(node: ast.AST) -> bool:
     """``p.grad`` or ``p.grad.data``."""
-    if isinstance(node, cst.Attribute) and node.attr.value == "data":
+    if type(node) is ast.Attribute and node.attr == "data":
         node = node.value
-    return isinstance(node, cst.Attribute) and node.attr.value == "grad"
+    return type(node) is ast.Attribute and node.attr == "grad"
 
 
-def _expr_call(stmt: cst.CSTNode) -> cst.Call | None:
+def _expr_call(stmt: ast.AST) -> ast.Call | None:
     """The call of an expression statement ``f(...)``."""
-    if isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
+    if type(stmt) is ast.Expr and type(stmt.value) is ast.Call:
         return stmt.value
     return None
 
 
-def is_grad_zeroing(stmt: cst.CSTNode) -> bool:
+def is_grad_zeroing(stmt: ast.AST) -> bool:
     """``p.grad = None``, ``p.grad.zero_()``, ``p.grad.data.zero_()``, ``p.grad.fill_(0)``."""
-    if isinstance(stmt, cst.Assign):
-        return all(is_grad_attr(t.target) for t in stmt.targets) and _is_none(stmt.value)
+    if type(stmt) is ast.Assign:
+        return all(is_grad_attr(t) for t in stmt.targets) and _is_none(stmt.value)
     call = _expr_call(stmt)
     if call is not None:
         func = call.func
-        if isinstance(func, cst.Attribute) and is_grad_attr(func.value):
-            if func.attr.value == "zero_":
+        if type(func) is ast.Attribute and is_grad_attr(func.value):
+            if func.attr == "zero_":
                 return True
             args = syntax.positional(call)
-            if func.attr.value == "fill_" and args and _is_zero(args[0]):
+            if func.attr == "fill_" and args and _is_zero(args[0]):
                 return True
     return False
 
 
-def grad_owner(stmt: cst.CSTNode) -> str | None:
+def grad_owner(stmt: ast.AST) -> str | None:
     """``W`` for ``W.grad = None`` / ``W.grad.zero_()`` / ``W.grad.data.zero_()``."""
-    node = stmt.targets[0].target if isinstance(stmt, cst.Assign) else stmt.value.func.value
-    if isinstance(node, cst.Attribute) and node.attr.value == "data":
+    node = stmt.targets[0] if type(stmt) is ast.Assign else stmt.value.func.value
+    if type(node) is ast.Attribute and node.attr == "data":
         node = node.value
-    return dotted(node.value) if isinstance(node, cst.Attribute) else None
+    return dotted(node.value) if type(node) is ast.Attribute else None
 
 
-def is_grad_write(stmt: cst.CSTNode) -> bool:
+def is_grad_write(stmt: ast.AST) -> bool:
     """``p.grad = g``, ``p.grad.copy_(g)``, ``p.grad.fill_(c)``: gradients replaced by hand
     (PCGrad, MAML, DDP, tests that fake gradients)."""
-    if isinstance(stmt, cst.Assign):
-        return all(is_grad_attr(t.target) for t in stmt.targets) and not _is_none(stmt.value)
+    if type(stmt) is ast.Assign:
+        return all(is_grad_attr(t) for t in stmt.targets) and not _is_none(stmt.value)
     call = _expr_call(stmt)
-    if call is None or not isinstance(call.func, cst.Attribute) or not is_grad_attr(call.func.value):
+    if call is None or type(call.func) is not ast.Attribute or not is_grad_attr(call.func.value):
         return False
-    if call.func.attr.value == "copy_":
+    if call.func.attr == "copy_":
         return True
     # `p.grad.fill_(0.01)`: every entry overwritten (a zero fill is a reset instead).
     args = syntax.positional(call)
-    return call.func.attr.value == "fill_" and bool(args) and not _is_zero(args[0])
+    return call.func.attr == "fill_" and bool(args) and not _is_zero(args[0])
 
 
-def param_loop_zeroes(loop: cst.For) -> bool:
+def param_loop_zeroes(loop: ast.For) -> bool:
     """A ``for p in ...:`` whose body only zeroes ``p.grad`` (maybe under ``if p.grad is not None``)."""
     body = syntax.body_of(loop)
-    if len(body) == 1 and isinstance(body[0], cst.If) and body[0].orelse is None:
+    if len(body) == 1 and type(body[0]) is ast.If and not body[0].orelse:
         body = syntax.body_of(body[0])
     return bool(body) and all(is_grad_zeroing(s) or _is_detach_grad(s) for s in body) and any(
         is_grad_zeroing(s) for s in body
     )
 
 
-def param_loop_owner(loop: cst.For) -> str | None:
+def param_loop_owner(loop: ast.For) -> str | None:
     """``model`` for ``for p in model.parameters():``; None for any other iterable."""
     it = loop.iter
     if (
-        isinstance(it, cst.Call)
-        and isinstance(it.func, cst.Attribute)
-        and it.func.attr.value == "parameters"
-        and isinstance(it.func.value, cst.Name)
+        type(it) is ast.Call
+        and type(it.func) is ast.Attribute
+        and it.func.attr == "parameters"
+        and type(it.func.value) is ast.Name
     ):
-        return it.func.value.value
+        return it.func.value.id
     return None
 
 
-def _is_detach_grad(stmt: cst.CSTNode) -> bool:
+def _is_detach_grad(stmt: ast.AST) -> bool:
     call = _expr_call(stmt)
     func = call.func if call is not None else None
-    return isinstance(func, cst.Attribute) and func.attr.value in ("detach_", "requires_grad_") and (
+    return type(func) is ast.Attribute and func.attr in ("detach_", "requires_grad_") and (
         is_grad_attr(func.value)
     )
 
 
-def _is_none(node: cst.CSTNode) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
+def _is_none(node: ast.AST) -> bool:
+    return type(node) is ast.Constant and node.value is None
 
 
-def _is_zero(node: cst.CSTNode) -> bool:
+def _is_zero(node: ast.AST) -> bool:
     value = syntax.constant(node)
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0
 
 
-def zero_call_receiver(call: cst.Call) -> str | None:
+def zero_call_receiver(call: ast.Call) -> str | None:
     """Receiver key of ``x.zero_grad()`` / ``x.clear_grad()`` / ``clear_grad(x)``; None if not one."""
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in ("zero_grad", "clear_grad", "clear_gradients"):
+    if type(func) is ast.Attribute and func.attr in ("zero_grad", "clear_grad", "clear_gradients"):
         return dotted(func.value) or ALL
-    if isinstance(func, cst.Name) and func.value in ("zero_grad", "clear_grad"):
+    if type(func) is ast.Name and func.id in ("zero_grad", "clear_grad"):
         args = syntax.positional(call)
         return (dotted(args[0]) if args else None) or ALL
     return None
 
 
-def step_target(call: cst.Call, is_optimizer) -> tuple[str, cst.CSTNode | None] | None:
+def step_target(call: ast.Call, is_optimizer) -> tuple[str, ast.AST | None] | None:
     """(optimizer key, closure) for ``opt.step(...)``, ``scaler.step(opt)``, ``xm.optimizer_step(opt)``."""
     func = call.func
-    if not isinstance(func, cst.Attribute):
+    if type(func) is not ast.Attribute:
         return None
     args = syntax.positional(call)
-    if func.attr.value == "optimizer_step" and args:
+    if func.attr == "optimizer_step" and args:
         key = dotted(args[0])
         return (key, None) if key and is_optimizer(key) else None
-    if func.attr.value != "step":
+    if func.attr != "step":
         return None
     receiver = dotted(func.value)
     if receiver and is_optimizer(receiver):

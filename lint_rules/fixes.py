@@ -1,18 +1,21 @@
 """Line-level edits that move or insert whole statements without touching any other byte.
 
-Only statements that own their lines (nothing but whitespace or a comment shares them) are
-moved; otherwise no fix is offered. Moved lines keep their own line endings, inserted lines
-use the file's, and indentation is copied from the anchor line, so tabs stay tabs.
+Statements that own their lines (nothing but whitespace or a comment shares them) move as
+whole lines: moved lines keep their own line endings, inserted lines use the file's, and
+indentation is copied from the anchor line, so tabs stay tabs. A statement that shares its
+line with others (``loss.backward(); opt.zero_grad()``) is moved within or out of that line
+by ``shared_line.py``; anything else gets no fix.
 """
 from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
 
+from lint_rules import shared_line
 from lint_rules.finding import Edit
 from lint_rules.source import split_lines
 
-if TYPE_CHECKING:  # imported by the rule modules, which load without libcst
+if TYPE_CHECKING:
     from lint_rules.source import SourceText
     from lint_rules.syntax import Statement
 
@@ -21,10 +24,10 @@ _TAIL_OK = re.compile(r"\s*(#.*)?")
 
 def owns_lines(stmt: Statement, text: SourceText) -> bool:
     """True when ``stmt`` starts its first line and nothing but a comment follows it."""
-    where = text.range(stmt)
-    if text.line_text(where.start.line)[: where.start.column].strip():
+    (start_line, start_column), (end_line, end_column) = text.start(stmt), text.end(stmt)
+    if text.line_text(start_line)[: start_column - 1].strip():
         return False
-    tail = text.line_text(where.end.line)[where.end.column:]
+    tail = text.line_text(end_line)[end_column - 1:]
     return _TAIL_OK.fullmatch(tail) is not None
 
 
@@ -56,7 +59,7 @@ def _insertion_point(anchor: Statement, text: SourceText) -> tuple[int, str]:
 def insert_after(anchor: Statement, line: str, text: SourceText) -> tuple[Edit, ...] | None:
     """Insert ``line`` as a new statement right after ``anchor``, at its indentation."""
     if not owns_lines(anchor, text):
-        return None
+        return _one(shared_line.insert_after(anchor, line, text))
     at, prefix = _insertion_point(anchor, text)
     return (Edit(at, at, f"{prefix}{text.indent_of(text.first_line(anchor))}{line}{text.newline}"),)
 
@@ -74,12 +77,25 @@ def move_after(
     stmt: Statement, anchor: Statement, text: SourceText, *, sole: bool, replacement: str | None = None
 ) -> tuple[Edit, ...] | None:
     """Move ``stmt`` to just after ``anchor`` (optionally rewritten as ``replacement``)."""
-    if not (owns_lines(stmt, text) and owns_lines(anchor, text)) or _overlaps(stmt, anchor, text):
+    alone, anchor_alone = owns_lines(stmt, text), owns_lines(anchor, text)
+    if stmt.lineno == anchor.lineno and not (alone and anchor_alone):
+        return _one(shared_line.move_after(stmt, anchor, text, replacement))
+    if _overlaps(stmt, anchor, text):
         return None
-    at, prefix = _insertion_point(anchor, text)
-    indent = text.indent_of(text.first_line(anchor))
-    body = f"{indent}{replacement}{text.newline}" if replacement else _block_text(stmt, text, indent)
-    return (_removal(stmt, text, sole), Edit(at, at, prefix + body))
+    removal = _removal(stmt, text, sole) if alone else shared_line.drop(stmt, text)
+    if not anchor_alone:
+        code = replacement or (text.segment(stmt) if stmt.lineno == stmt.end_lineno else "")
+        insertion = shared_line.insert_after(anchor, code, text) if code else None
+    else:
+        at, prefix = _insertion_point(anchor, text)
+        indent = text.indent_of(text.first_line(anchor))
+        if replacement or not alone:  # a statement taken out of a shared line is one line
+            code = replacement or text.segment(stmt)
+            body = f"{indent}{code}{text.newline}" if "\n" not in code else None
+        else:
+            body = _block_text(stmt, text, indent)
+        insertion = Edit(at, at, prefix + body) if body else None
+    return (removal, insertion) if removal and insertion else None
 
 
 def move_before(stmt: Statement, anchor: Statement, text: SourceText, *, sole: bool) -> tuple[Edit, ...] | None:
@@ -89,6 +105,10 @@ def move_before(stmt: Statement, anchor: Statement, text: SourceText, *, sole: b
     first = text.first_line(anchor)
     at = text.line_starts[first - 1]
     return (_removal(stmt, text, sole), Edit(at, at, _block_text(stmt, text, text.indent_of(first))))
+
+
+def _one(edit: Edit | None) -> tuple[Edit, ...] | None:
+    return None if edit is None else (edit,)
 
 
 def _overlaps(a: Statement, b: Statement, text: SourceText) -> bool:

@@ -10,7 +10,7 @@ A name that a loop target or an assignment binds to another optimizer starts a n
 """
 from __future__ import annotations
 
-import libcst as cst
+import ast
 
 from lint_rules import events as ev
 from lint_rules import rebinding, syntax
@@ -50,7 +50,7 @@ class Interpreter(Compound, Effects):
         # each reset: the loops around it and whether a non-counter test guards it
         self.zero_context: dict[ev.Event, tuple[tuple[int, ...], bool]] = {}
         self.backward_loops: set[int] = set()  # loops whose body ran a backward pass
-        self._loops: list[cst.CSTNode] = []
+        self._loops: list[ast.AST] = []
         # enclosing if-tests: (text, loop depth, whether it is a modulo/counter test)
         self._conditions: list[tuple[str, int, bool]] = []
         self._gates: list[TestKey] = []
@@ -70,7 +70,7 @@ class Interpreter(Compound, Effects):
 
     # ----- entry points -------------------------------------------------------------------
     def run(
-        self, body: list[syntax.Statement], class_name: str | None, repeat: cst.CSTNode | None,
+        self, body: list[syntax.Statement], class_name: str | None, repeat: ast.AST | None,
         function: FunctionNode | None = None,
     ) -> None:
         """Interpret ``body``; ``repeat`` wraps it in an implicit loop (Lightning hooks)."""
@@ -79,7 +79,7 @@ class Interpreter(Compound, Effects):
         # A never-called function with a loop of its own is an epoch, not a batch: a reset
         # outside that loop drops whatever an unfinished window left, which is on purpose.
         self._epoch_unit = repeat is not None and any(
-            isinstance(n, (cst.For, cst.While)) and self.contains_events(n)
+            isinstance(n, syntax.LOOPS) and self.contains_events(n)
             for n in syntax.walk(repeat) if n is not repeat
         )
         where = function or (body[0] if body else None)
@@ -98,7 +98,7 @@ class Interpreter(Compound, Effects):
             self._give_up(where, f"more than {MAX_WORLDS} combinations of branch conditions "
                                  "had to be merged, and the findings could be artefacts of that")
 
-    def _give_up(self, node: cst.CSTNode | None, reason: str) -> None:
+    def _give_up(self, node: ast.AST | None, reason: str) -> None:
         line, column = self.text.start(node) if node is not None else (1, 1)
         raise AnalysisIncomplete(reason, line, column)
 
@@ -121,61 +121,62 @@ class Interpreter(Compound, Effects):
         self._budget -= 1
         if self._budget < 0:
             raise _OutOfBudget
-        if isinstance(stmt, cst.FunctionDef):
-            self._local_defs[-1][stmt.name.value] = stmt
+        kind = type(stmt)
+        if kind in _FUNCTION_TYPES:
+            self._local_defs[-1][stmt.name] = stmt
             return Flow(normal=state)
-        if isinstance(stmt, cst.ClassDef):
+        if kind is ast.ClassDef:
             return Flow(normal=state)
         if not self.contains_events(stmt) and not syntax.may_jump(stmt):
-            if isinstance(stmt, cst.BaseCompoundStatement) and any(
+            if syntax.is_compound(stmt) and any(
                     map(self.index.is_optimizer, syntax.bound_names(stmt))):
                 # `if adam: opt = Adam(...) else: opt = SGD(...)`: a new optimizer either way
                 for node in syntax.walk(stmt):
-                    if isinstance(node, (cst.Assign, cst.AnnAssign)):
+                    if type(node) is ast.Assign or type(node) is ast.AnnAssign:
                         state = self._assigned(node, state)
             return Flow(normal=self._assigned(stmt, state))
-        if isinstance(stmt, cst.If):
+        if kind is ast.If:
             return self._if(stmt, state)
-        if isinstance(stmt, cst.For):
+        if kind in _FOR_TYPES:
             if ev.param_loop_zeroes(stmt):
                 return Flow(normal=self._param_zero(stmt, state))
             return self._loop(stmt, syntax.body_of(stmt), state, infinite=False)
-        if isinstance(stmt, cst.While):
+        if kind is ast.While:
             value = syntax.constant(stmt.test)
             infinite = syntax.has_value(value) and bool(value)
             return self._loop(stmt, syntax.body_of(stmt), state, infinite=infinite)
-        if isinstance(stmt, cst.With):
+        if kind in _WITH_TYPES:
             return self._with(stmt, state)
-        if isinstance(stmt, (cst.Try, cst.TryStar)):
+        if kind in _TRY_TYPES:
             return self._try(stmt, state)
-        if isinstance(stmt, cst.Match):
+        if kind is ast.Match:
             return self._match(stmt, state)
         state = self._expressions(stmt, state)
-        if isinstance(stmt, cst.Return):
+        if kind is ast.Return:
             return Flow(ret=state)
-        if isinstance(stmt, cst.Raise):
+        if kind is ast.Raise:
             return Flow()
-        if isinstance(stmt, cst.Break):
+        if kind is ast.Break:
             return Flow(brk=state)
-        if isinstance(stmt, cst.Continue):
+        if kind is ast.Continue:
             return Flow(cont=self._skipped(state))
         return Flow(normal=self._assigned(stmt, state))
 
-    def _if(self, stmt: cst.If, state: State) -> Flow:
+    def _if(self, stmt: ast.If, state: State) -> Flow:
         state = self._calls_in(stmt.test, stmt, state)
         test, value = stmt.test, True
-        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            test, value = test.expression, not value
+        while syntax.is_not(test):
+            test, value = test.operand, not value
         known = self._decided(stmt.test)
         if known is not None:  # `if do_zero_grad:` with do_zero_grad=False at this call
             return self._block(syntax.body_of(stmt) if known else syntax.orelse_of(stmt), state)
-        test = self._reduced(test)  # `optimizer and do_zero_grad` with do_zero_grad=True
-        key = self._test_key(test)
+        parts, joiner = self._reduced(test)  # `opt and do_zero_grad`, do_zero_grad=True
+        key = self._test_key(parts, joiner)
         modulo = syntax.has_modulo(stmt.test) or not self.index.counter_flags().isdisjoint(key[1])
-        if modulo or not syntax.is_plain_test(test):
+        if modulo or not all(map(syntax.is_plain_test, parts)):
             self._unstable.add(key)  # a counter test (`i % k == 0`) differs every iteration
         yes, no = self._split(state, key, value)
-        test_text = " ".join(self.text.module.code_for_node(stmt.test).split())
+        test_text = " ".join(self.text.segment(stmt.test).split())
         self._conditions.append((test_text, len(self._loops), modulo))
         then = self._block(syntax.body_of(stmt), yes) if yes else Flow()
         self._conditions[-1] = (f"not ({test_text})", len(self._loops), modulo)
@@ -188,40 +189,42 @@ class Interpreter(Compound, Effects):
             flow = _forgotten(flow, key)
         return flow
 
-    def _decided(self, test: cst.CSTNode) -> bool | None:
+    def _decided(self, test: ast.AST) -> bool | None:
         """The truth of a test made only of parameters the call set to literals, else None."""
         constants = self._constants[-1]
         if not constants:
             return None
-        if isinstance(test, cst.Name):
-            return bool(constants[test.value]) if test.value in constants else None
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            inner = self._decided(test.expression)
+        kind = type(test)
+        if kind is ast.Name:
+            return bool(constants[test.id]) if test.id in constants else None
+        if syntax.is_not(test):
+            inner = self._decided(test.operand)
             return None if inner is None else not inner
-        if isinstance(test, cst.BooleanOperation):
-            left, right = self._decided(test.left), self._decided(test.right)
-            absorbing = isinstance(test.operator, cst.Or)  # True for `or`, False for `and`
-            if absorbing in (left, right):
+        if kind is ast.BoolOp:
+            values = [self._decided(v) for v in test.values]
+            absorbing = type(test.op) is ast.Or  # True for `or`, False for `and`
+            if absorbing in values:
                 return absorbing
-            return None if None in (left, right) else not absorbing
+            return None if None in values else not absorbing
         return None
 
-    def _reduced(self, test: cst.CSTNode) -> cst.CSTNode:
-        """``a and b`` with ``b`` known true (``a or b`` with ``b`` known false) reads as ``a``."""
-        while isinstance(test, cst.BooleanOperation):
-            neutral = isinstance(test.operator, cst.And)
-            if self._decided(test.right) is neutral:
-                test = test.left
-            elif self._decided(test.left) is neutral:
-                test = test.right
-            else:
-                break
-        return test
+    def _reduced(self, test: ast.AST) -> tuple[list[ast.AST], str]:
+        """``a and b`` with ``b`` known true (``a or b`` with ``b`` known false) reads as ``a``:
+        the operands left to test, and the operator that joins them."""
+        if type(test) is not ast.BoolOp:
+            return [test], ""
+        neutral = type(test.op) is ast.And
+        kept = [v for v in test.values if self._decided(v) is not neutral]
+        if len(kept) == 1:
+            return self._reduced(kept[0])
+        if not kept or len(kept) == len(test.values):
+            return [test], ""
+        return kept, "and" if neutral else "or"
 
-    def _test_key(self, test: cst.CSTNode) -> TestKey:
+    def _test_key(self, parts: list[ast.AST], joiner: str = "") -> TestKey:
         # Two tests are the same assumption when they read the same, whatever the spacing.
-        code = self.text.module.code_for_node(test)
-        return "".join(code.split()), frozenset(syntax.names_in(test))
+        text = joiner.join("".join(self.text.segment(p).split()) for p in parts)
+        return text, frozenset(n for p in parts for n in syntax.names_in(p))
 
     def _split(self, state: State, key: TestKey, value: bool) -> tuple[State | None, State | None]:
         yes: State = {}
@@ -241,7 +244,7 @@ class Interpreter(Compound, Effects):
             yes, no = forget(yes, lambda a: True), forget(no, lambda a: True)
         return (yes or None), (no or None)
 
-    def _loop(self, node: cst.CSTNode, body: list[syntax.Statement], state: State, infinite: bool) -> Flow:
+    def _loop(self, node: ast.AST, body: list[syntax.Statement], state: State, infinite: bool) -> Flow:
         if self._loops and not any(self.contains_events(s) for s in body):
             return Flow(normal=state)
         assigned = self._loop_assigned.get(id(node))
@@ -259,7 +262,7 @@ class Interpreter(Compound, Effects):
         if aliases:
             self._subst.append({**self._subst[-1], **aliases})
         # A target name not standing for known members is a new object each iteration.
-        fresh = syntax.stored_names(node.target) - set(aliases) if isinstance(node, cst.For) else set()
+        fresh = syntax.stored_names(node.target) - set(aliases) if isinstance(node, syntax.FOR_LOOPS) else set()
         fresh_optimizers = {n for n in fresh if self.index.is_optimizer(n)}
         members = {k for keys in aliases.values() for k in keys}
         head = rebinding.restart(forget(state, varies), fresh, fresh_optimizers)
@@ -270,7 +273,7 @@ class Interpreter(Compound, Effects):
                 flow = self._block(body, head)
                 brk, ret = join(brk, flow.brk), join(ret, flow.ret)
                 back = join(flow.normal, flow.cont)
-                if isinstance(node, cst.FunctionDef):
+                if isinstance(node, syntax.FUNCTIONS):
                     back = join(back, flow.ret)  # the next call starts where this one returned
                 done = join(done, back)
                 if back:
@@ -294,9 +297,9 @@ class Interpreter(Compound, Effects):
             return Flow(normal=join(tail.normal, brk), ret=join(ret, tail.ret))
         return Flow(normal=exit_state, ret=ret)
 
-    def _loop_aliases(self, node: cst.CSTNode) -> dict[str, tuple[str, ...]]:
+    def _loop_aliases(self, node: ast.AST) -> dict[str, tuple[str, ...]]:
         # `for opt in optimizers:` / `for opt in [opt_g, opt_d]:` -> opt names those optimizers.
-        if not isinstance(node, cst.For):
+        if not isinstance(node, syntax.FOR_LOOPS):
             return {}
         return rebinding.loop_members(node, self._key, self.index.is_optimizer)
 
@@ -314,7 +317,7 @@ class Interpreter(Compound, Effects):
         return self._map_all(state, dropped)
 
     def _assigned(self, stmt: syntax.Statement, state: State) -> State:
-        if not isinstance(stmt, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+        if type(stmt) not in _ASSIGNMENTS:
             return state
         for key in self.index.constructions.get(id(stmt), ()):
             # A newly built optimizer starts a new story (usually over new parameters too).
@@ -340,7 +343,7 @@ class Interpreter(Compound, Effects):
             subst[alias[0]] = self._expand(alias[1])
         return state
 
-    def contains_events(self, node: cst.CSTNode) -> bool:
+    def contains_events(self, node: ast.AST) -> bool:
         """Whether ``node`` holds any call or statement that could be a gradient event."""
         return self.index.contains_events(node)
 
@@ -352,3 +355,8 @@ def _forgotten(flow: Flow, key: TestKey) -> Flow:
 
 
 dotted = ev.dotted
+_FUNCTION_TYPES = frozenset(syntax.FUNCTIONS)
+_FOR_TYPES = frozenset(syntax.FOR_LOOPS)
+_WITH_TYPES = frozenset(syntax.WITHS)
+_TRY_TYPES = frozenset(syntax.TRIES)
+_ASSIGNMENTS = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign})

@@ -1,10 +1,10 @@
-"""The cheap stage before libcst: hollow out functions that cannot take part in a finding.
+"""Hollow out functions that cannot take part in a finding, before the flow analysis.
 
-libcst parses at roughly a tenth of the stdlib parser's speed, and the files that pass the
-text prefilter are often large test modules where only a few functions train anything. The
-stdlib parser finds every function whose text mentions no gradient event and no optimizer;
-its body is replaced by ``...`` and blank lines. Lines and columns of everything kept are
-unchanged, so positions and fix offsets computed on the original text stay valid.
+The files that pass the text prefilter are often large test modules where only a few
+functions train anything. Every function whose text mentions no gradient event and no
+optimizer loses its body (``hollow`` replaces it by ``...`` in the tree, ``narrow`` in the
+text, keeping every line), so the index and the analysis never walk it. Positions of
+everything kept are unchanged.
 
 The prefilter's regex split into functions is not reused here: it may end a function early in
 contrived layouts, which a text screen tolerates but hollowing must not (the result has to
@@ -20,6 +20,7 @@ def g(opt):
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import warnings
 
@@ -31,17 +32,33 @@ from lint_rules.source import split_lines
 # NOTE: strings are left out because argparse setup that says "--optimizer" in its help texts
 # is the largest part of many training scripts. A string spanning lines is kept as code.
 _RELEVANT = re.compile(r"backward|zero_grad|clear_grad|\.grad\b|\.step\b|optim")
-_STRING = re.compile(r"""[rRbBuUfF]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')""")
+_STRING = re.compile(r"""[rRbBuUfF]{0,2}(?:"(?:[^"\\\r\n]|\\[^\r\n])*"|'(?:[^'\\\r\n]|\\[^\r\n])*')""")
+_COMMENT = re.compile(r"#[^\r\n]*")
+_LINE_END = re.compile(r"\r\n|\r|\n")
 _CALL = re.compile(r"([A-Za-z_]\w*)\s*\(")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def narrow(source: str) -> str:
-    """``source`` with irrelevant function bodies hollowed out (itself if nothing changes).
+def hollow(tree: ast.Module, source: str) -> None:
+    """Replace the body of every function of ``tree`` that cannot take part in a finding
+    by a single ``...`` (in place)."""
+    functions = _functions(tree)
+    if not functions:
+        return
+    kept = _kept(functions, _Code(source))
+    for index in _hollowed(functions, kept):
+        function = functions[index][0]
+        first = function.body[0]
+        function.body = [ast.Expr(ast.Constant(...), lineno=first.lineno, col_offset=first.col_offset,
+                                  end_lineno=first.lineno, end_col_offset=first.col_offset + 3)]
 
-    When the stdlib parser rejects the text (new syntax, or a real error) the text comes
-    back unchanged, and libcst gives the verdict. A text too deeply nested for the stdlib
-    parser raises its RecursionError (or MemoryError).
+
+def narrow(source: str) -> str:
+    """``source`` with irrelevant function bodies hollowed out (itself if nothing changes):
+    what ``hollow`` leaves of the tree, as text.
+
+    When the stdlib parser rejects the text the text comes back unchanged. A text too deeply
+    nested for the parser raises its RecursionError (or MemoryError).
     """
     try:
         with warnings.catch_warnings():
@@ -54,8 +71,9 @@ def narrow(source: str) -> str:
     functions = _functions(tree)
     if not functions:
         return source
-    kept = _kept(functions, _Code(lines))
-    spans = list(_hollow_spans(functions, kept))
+    kept = _kept(functions, _Code(source))
+    spans = [(_first_line(functions[i][0].body[0]), functions[i][0].end_lineno)
+             for i in _hollowed(functions, kept)]
     if not spans:
         return source
     for first, last in spans:
@@ -67,17 +85,26 @@ def narrow(source: str) -> str:
 
 
 class _Code:
-    """The file's lines without single-line strings and comments, sliced by line numbers."""
+    """The file's text without single-line strings and comments (every line kept), with
+    where each relevant word and each call lies in it."""
 
-    def __init__(self, lines: list[str]) -> None:
-        self.text_parts = [_STRING.sub('""', line).split("#", 1)[0] + "\n" for line in lines]
-        self.starts = [0]
-        for part in self.text_parts:
-            self.starts.append(self.starts[-1] + len(part))
-        self.text = "".join(self.text_parts)
+    def __init__(self, source: str) -> None:
+        self.text = _COMMENT.sub("", _STRING.sub('""', source))
+        self.starts = [0] + [m.end() for m in _LINE_END.finditer(self.text)]
+        self.starts.append(len(self.text) + 1)
+        self.relevant = [m.start() for m in _RELEVANT.finditer(self.text)]
+        self.calls: dict[str, list[int]] = {}
+        for match in _CALL.finditer(self.text):
+            self.calls.setdefault(match.group(1), []).append(match.start())
 
-    def lines(self, first: int, last: int) -> str:
-        return self.text[self.starts[first - 1]:self.starts[last]]
+    def span(self, first: int, last: int) -> tuple[int, int]:
+        """Offsets from the start of line ``first`` to the end of line ``last``."""
+        return self.starts[first - 1], self.starts[min(last, len(self.starts) - 1)]
+
+
+def _any_within(offsets: list[int], span: tuple[int, int]) -> bool:
+    index = bisect.bisect_left(offsets, span[0])
+    return index < len(offsets) and offsets[index] < span[1]
 
 
 def _functions(tree: ast.AST) -> list[tuple[ast.AST, int]]:
@@ -100,36 +127,36 @@ def _kept(functions: list[tuple[ast.AST, int]], code: _Code) -> set[int]:
     """Indexes of the functions to keep: those whose code mentions a gradient event or an
     optimizer, and those that call (by name, transitively) a kept function, since the flow
     analysis walks calls to functions of the same file."""
-    relevant: set[int] = set()
-    calls: list[set[str]] = []
-    for index, (function, _) in enumerate(functions):
-        text = code.lines(function.lineno, function.end_lineno)
-        if _RELEVANT.search(text):
-            relevant.add(index)
-        calls.append(set(_CALL.findall(text)))
-    kept_names = {functions[i][0].name for i in relevant}
-    changed = True
-    while changed:
-        changed = False
-        for index, called in enumerate(calls):
-            if index not in relevant and not kept_names.isdisjoint(called):
+    spans = [code.span(function.lineno, function.end_lineno) for function, _ in functions]
+    relevant = {i for i, span in enumerate(spans) if _any_within(code.relevant, span)}
+    new_names = {functions[i][0].name for i in relevant}
+    kept_names: set[str] = set()
+    calls: list[int] = []  # where the file calls a kept function, sorted
+    while new_names - kept_names:
+        for name in new_names - kept_names:
+            calls += code.calls.get(name, ())
+        kept_names |= new_names
+        calls.sort()
+        new_names = set()
+        for index, span in enumerate(spans):
+            if index not in relevant and _any_within(calls, span):
                 relevant.add(index)
-                kept_names.add(functions[index][0].name)
-                changed = True
+                new_names.add(functions[index][0].name)
     return relevant
 
 
-def _hollow_spans(functions: list[tuple[ast.AST, int]], kept: set[int]):
-    """(first, last) body lines of every outermost irrelevant function."""
-    hollowed: set[int] = set()
+def _hollowed(functions: list[tuple[ast.AST, int]], kept: set[int]) -> list[int]:
+    """Indexes of the outermost irrelevant functions whose body starts on a line of its own."""
+    inside: set[int] = set()
+    out = []
     for index, (function, owner) in enumerate(functions):
-        if owner in hollowed:
-            hollowed.add(index)  # inside a hollowed function already
+        if owner in inside:
+            inside.add(index)  # inside a hollowed function already
             continue
-        first = _first_line(function.body[0])
-        if index not in kept and first > function.lineno:
-            hollowed.add(index)
-            yield first, function.end_lineno
+        if index not in kept and _first_line(function.body[0]) > function.lineno:
+            inside.add(index)
+            out.append(index)
+    return out
 
 
 def _first_line(statement: ast.stmt) -> int:

@@ -1,7 +1,9 @@
 """Split a very large module into pieces that are analysed one at a time.
 
-libcst's tree of a module costs about 20 KB per line, so a generated 200k-line file of
-training functions would need gigabytes at once. A piece is the module's own top-level
+Python's tree of a module costs about 4 KB per line, and the analysis adds to it, so a
+generated 200k-line file of training functions would need about a gigabyte at once, and the
+analysis of one module grows faster than its length. The split itself never holds the
+whole tree: top-level statements are parsed a chunk at a time. A piece is the module's own top-level
 code (imports, globals, the ``if __name__ == "__main__":`` block) plus a group of top-level
 functions and classes that refer to one another by name, so that everything the flow
 analysis follows (same-file calls, whether a function is referenced) stays together.
@@ -19,6 +21,7 @@ import bisect
 import dataclasses
 import re
 import warnings
+from collections.abc import Iterator
 
 from lint_rules.finding import Edit, Finding, Fix
 from lint_rules.source import split_lines
@@ -68,26 +71,24 @@ def split(source: str, piece_lines: int = PIECE_LINES) -> list[Piece] | None:
     error, or one group already as big as the limit)."""
     if source.count("\n") <= piece_lines:
         return None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    lines = split_lines(source)
     shared: list[tuple[int, int]] = []
     units: list[tuple[int, int, set[str], set[str]]] = []  # first, last, defines, mentions
-    for statement in tree.body:
-        first = min([statement.lineno] + [d.lineno for d in
-                                          getattr(statement, "decorator_list", [])])
-        span = (first, statement.end_lineno or statement.lineno)
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            units.append((*span, _defined(statement), _mentioned(statement)))
-        else:
-            shared.append(span)
+    try:
+        # Each chunk's tree is dropped once its statements are summarised.
+        for statement, offset in _top_level(lines, piece_lines):
+            first = min([statement.lineno] + [d.lineno for d in
+                                              getattr(statement, "decorator_list", [])]) + offset
+            span = (first, (statement.end_lineno or statement.lineno) + offset)
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                units.append((*span, _defined(statement), _mentioned(statement)))
+            else:
+                shared.append(span)
+    except _Unsplittable:
+        return None
     groups = _groups(units)
     if len(groups) < 2:
         return None
-    lines = split_lines(source)
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
@@ -101,6 +102,47 @@ def split(source: str, piece_lines: int = PIECE_LINES) -> list[Piece] | None:
         size += group_size
     pieces.append(_piece(shared, [units[i] for i in batch], lines, starts))
     return pieces if len(pieces) > 1 else None
+
+
+# A line that may start a top-level statement: not indented, not a comment or a closing
+# bracket, not the continuation of a compound statement.
+_TOP_LEVEL = re.compile(r"(?![\s#)\]}]|(?:else|elif|except|finally)\b)")
+
+
+class _Unsplittable(Exception):
+    """The text does not parse, or holds one statement longer than a piece."""
+
+
+def _top_level(lines: list[str], most: int) -> Iterator[tuple[ast.stmt, int]]:
+    """Every top-level statement with the line offset of the chunk it was parsed in; raises
+    ``_Unsplittable`` when the text does not parse or a statement is too long.
+
+    The module is parsed a few top-level statements at a time, so that memory follows the
+    largest chunk, not the file: a chunk that does not parse on its own (a decorator, a
+    string spanning lines that starts a line at column 0) takes in the next one.
+    """
+    cuts = [i for i, line in enumerate(lines) if _TOP_LEVEL.match(line) and i] + [len(lines)]
+    begin, least, failed = 0, 1, -1
+    while begin < len(lines):
+        end = cuts[bisect.bisect_left(cuts, begin + least)]
+        if end - begin > most:
+            # the longest chunk a piece could hold, unless that one failed already
+            end = cuts[bisect.bisect_right(cuts, begin + most) - 1]
+            if end <= begin or end == failed:
+                raise _Unsplittable  # a statement (or a string) too long for any piece
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse("".join(lines[begin:end]))
+        except SyntaxError:
+            # Cut inside a statement: try again with at least twice the text, so that a long
+            # string full of column-0 lines costs a few parses, not one per line.
+            failed, least = end, 2 * (end - begin)
+            continue
+        except (ValueError, RecursionError, MemoryError):
+            raise _Unsplittable from None
+        yield from ((statement, begin) for statement in tree.body)
+        begin, least = end, 1
 
 
 def _defined(statement: ast.stmt) -> set[str]:

@@ -14,7 +14,7 @@ When unsure which object a name holds, its state restarts clean: the rules stay 
 """
 from __future__ import annotations
 
-import libcst as cst
+import ast
 
 from lint_rules import events as ev
 from lint_rules import syntax
@@ -84,24 +84,24 @@ def restore(state: State, keys: set[str], entry: State) -> State:
     return out
 
 
-def loop_members(loop: cst.For, key_of, is_optimizer) -> dict[str, tuple[str, ...]]:
+def loop_members(loop: ast.For | ast.comprehension, key_of, is_optimizer) -> dict[str, tuple[str, ...]]:
     """Loop-target names that stand for members of a known set of optimizers.
 
     ``key_of`` names an expression (None when it cannot); ``is_optimizer`` tests a key.
     ``for opt in optimizers`` -> {"opt": ("optimizers",)};
     ``for opt in [opt_g, opt_d]`` -> {"opt": ("opt_g", "opt_d")}.
 
-    >>> loop = cst.parse_statement("for i, opt in enumerate(optimizers): opt.step()")
+    >>> loop = ast.parse("for i, opt in enumerate(optimizers): opt.step()").body[0]
     >>> loop_members(loop, ev.dotted, ev.looks_like_optimizer)
     {'opt': ('optimizers',)}
     """
     target, it = loop.target, loop.iter
-    if isinstance(target, cst.Name):
+    if type(target) is ast.Name:
         keys = _members(it, key_of, is_optimizer)
-        return {target.value: keys} if keys else {}
-    if not isinstance(target, (cst.Tuple, cst.List)):
+        return {target.id: keys} if keys else {}
+    if type(target) is not ast.Tuple and type(target) is not ast.List:
         return {}
-    names = [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements]
+    names = [e.id if type(e) is ast.Name else None for e in target.elts]
     out: dict[str, tuple[str, ...]] = {}
     for position, name in enumerate(names):
         keys = _column(it, position, len(names), key_of, is_optimizer) if name else None
@@ -110,26 +110,26 @@ def loop_members(loop: cst.For, key_of, is_optimizer) -> dict[str, tuple[str, ..
     return out
 
 
-def _members(it: cst.CSTNode, key_of, is_optimizer) -> tuple[str, ...] | None:
-    if isinstance(it, (cst.List, cst.Tuple)):
+def _members(it: ast.AST, key_of, is_optimizer) -> tuple[str, ...] | None:
+    if type(it) is ast.List or type(it) is ast.Tuple:
         keys = tuple(key_of(e) or "" for e in syntax.elements(it))
         return keys if keys and all(k and is_optimizer(k) for k in keys) else None
     key = key_of(it)
     return (key,) if key and ev.is_group_name(key) else None
 
 
-def _column(it: cst.CSTNode, position: int, width: int, key_of, is_optimizer) -> tuple[str, ...] | None:
+def _column(it: ast.AST, position: int, width: int, key_of, is_optimizer) -> tuple[str, ...] | None:
     """The optimizers at ``position`` of each item: ``zip(a, optimizers)``, ``enumerate(opts)``,
     ``opts.items()``, or a literal tuple of tuples ``((m1, o1), (m2, o2))``."""
-    if isinstance(it, (cst.List, cst.Tuple)):
+    if type(it) is ast.List or type(it) is ast.Tuple:
         rows = syntax.elements(it)
-        if not rows or not all(isinstance(r, (cst.List, cst.Tuple)) for r in rows):
+        if not rows or not all(isinstance(r, (ast.List, ast.Tuple)) for r in rows):
             return None
         cells = [syntax.elements(r) for r in rows]
         if any(len(c) != width for c in cells):
             return None
-        return _members(cst.Tuple([cst.Element(c[position]) for c in cells]), key_of, is_optimizer)
-    if not isinstance(it, cst.Call):
+        return _members(ast.Tuple([c[position] for c in cells], ast.Load()), key_of, is_optimizer)
+    if type(it) is not ast.Call:
         return None
     name = syntax.callee_name(it)
     args = syntax.positional(it)
@@ -137,28 +137,28 @@ def _column(it: cst.CSTNode, position: int, width: int, key_of, is_optimizer) ->
         return _members(args[position], key_of, is_optimizer)
     if name == "enumerate" and args and width == 2 and position == 1:
         return _members(args[0], key_of, is_optimizer)
-    if name == "items" and width == 2 and position == 1 and isinstance(it.func, cst.Attribute):
+    if name == "items" and width == 2 and position == 1 and type(it.func) is ast.Attribute:
         return _members(it.func.value, key_of, is_optimizer)
     return None
 
 
-def reassigned_optimizers(stmt: cst.CSTNode, is_optimizer) -> set[str]:
+def reassigned_optimizers(stmt: ast.AST, is_optimizer) -> set[str]:
     """Optimizer-like names that an assignment binds to an object of unknown history:
     ``opt = optimizers[i]``, ``opt = make_opt()``, ``model, opt = pairs[k]``.
 
     An alias (``opt = self.optimizer``), a constant index (``opts[0]``) or an owner's getter
     (``self.optimizers()``) hands back the same optimizer every time, so it keeps its state.
 
-    >>> stmt = cst.parse_statement("optimizer = optimizers[i]").body[0]
+    >>> stmt = ast.parse("optimizer = optimizers[i]").body[0]
     >>> reassigned_optimizers(stmt, ev.looks_like_optimizer)
     {'optimizer'}
     """
-    if not isinstance(stmt, (cst.Assign, cst.AnnAssign)) or stmt.value is None:
+    if type(stmt) is not ast.Assign and type(stmt) is not ast.AnnAssign or stmt.value is None:
         return set()
-    if isinstance(stmt.value, (cst.Tuple, cst.List)):
+    if type(stmt.value) is ast.Tuple or type(stmt.value) is ast.List:
         # `opt_a, opt_b = SGD(...), Adam(...)`: each name takes its own element
         return {name for target in syntax.assignment_targets(stmt)
-                if isinstance(target, (cst.Tuple, cst.List))
+                if type(target) is ast.Tuple or type(target) is ast.List
                 and len(syntax.elements(target)) == len(syntax.elements(stmt.value))
                 for element, value in zip(syntax.elements(target), syntax.elements(stmt.value))
                 if _unknown_object(value)
@@ -169,27 +169,27 @@ def reassigned_optimizers(stmt: cst.CSTNode, is_optimizer) -> set[str]:
     return {n for n in names if is_optimizer(n)}
 
 
-def optimizer_alias(stmt: cst.CSTNode, key_of, is_optimizer) -> tuple[str, str] | None:
+def optimizer_alias(stmt: ast.AST, key_of, is_optimizer) -> tuple[str, str] | None:
     """(name, optimizer key) for ``optimizer = self.optimizer``: a second name for one optimizer.
 
-    >>> stmt = cst.parse_statement("optimizer = self.optimizer").body[0]
+    >>> stmt = ast.parse("optimizer = self.optimizer").body[0]
     >>> optimizer_alias(stmt, ev.dotted, ev.looks_like_optimizer)
     ('optimizer', 'self.optimizer')
     """
-    if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1:
+    if type(stmt) is not ast.Assign or len(stmt.targets) != 1:
         return None
-    target, value = stmt.targets[0].target, stmt.value
-    if not isinstance(target, cst.Name) or not isinstance(value, (cst.Name, cst.Attribute)):
+    target, value = stmt.targets[0], stmt.value
+    if type(target) is not ast.Name or type(value) not in (ast.Name, ast.Attribute):
         return None
     key = key_of(value)
-    if not key or key == target.value or not is_optimizer(key) or ev.is_group_name(key):
+    if not key or key == target.id or not is_optimizer(key) or ev.is_group_name(key):
         return None
-    return target.value, key
+    return target.id, key
 
 
-def _unknown_object(value: cst.CSTNode) -> bool:
-    if isinstance(value, cst.Subscript):
+def _unknown_object(value: ast.AST) -> bool:
+    if type(value) is ast.Subscript:
         return ev.dotted(value) is None  # opts[i]; opts[0] names one fixed element
-    if isinstance(value, cst.Call):
+    if type(value) is ast.Call:
         return ev.last_name(ev.dotted(value.func) or "") not in SAME_OBJECT_GETTERS
     return False

@@ -1,18 +1,13 @@
-"""The checked text and where each libcst node lies in it.
+"""The checked text and where each node of Python's syntax tree lies in it.
 
-libcst positions count lines from 1 and columns from 0 in characters (code points), which is
-what ``str`` offsets count too, so a column needs no re-encoding; findings add one to make
-columns 1-based. Positions are resolved lazily: a module with no gradient event never pays
-for them.
+Lines count from 1; columns are converted from the tree's UTF-8 byte offsets to characters
+(code points), which is what ``str`` offsets count, and findings add one to make them
+1-based.
 """
 from __future__ import annotations
 
+import ast
 import re
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # narrowing and fixes use split_lines before (or without) libcst
-    import libcst as cst
-    from libcst.metadata import CodeRange
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -29,59 +24,49 @@ def split_lines(text: str) -> list[str]:
     return _LINES.findall(text)
 
 
-class TooDeeplyNested(Exception):
-    """The module parsed, but its nesting is too deep for libcst to compute positions."""
-
-
-def _positions(module: cst.Module) -> dict:
-    """Every node's range, from one code-generation pass over ``module``.
-
-    NOTE: ``MetadataWrapper.resolve(PositionProvider)`` also runs an empty visitor over the
-    whole tree after generating the code, which doubles the cost; the provider is run
-    directly here, and the wrapper is the fallback should libcst's internals move.
-    """
-    from libcst.metadata import MetadataWrapper, PositionProvider
-
-    provider = PositionProvider()
-    try:
-        provider._gen_impl(module)
-        return provider._computed
-    except AttributeError:  # pragma: no cover - a libcst without these internals
-        # The tree is never modified, so the defensive deep copy is skipped.
-        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-
-
 class SourceText:
     """Line table and node positions for one parsed source string.
 
-    >>> import libcst
-    >>> text = SourceText("x = 1\\r\\ny = 2\\r\\n", libcst.parse_module("x = 1\\r\\ny = 2\\r\\n"))
-    >>> text.offset(2, 0), text.newline
-    (7, '\\r\\n')
+    Python's trees count columns in UTF-8 bytes; every method here speaks in characters
+    (code points), which is what ``str`` offsets count, so a line with non-ASCII text is
+    re-measured once. Columns returned by ``start``/``end`` are 1-based.
+
+    >>> import ast
+    >>> text = SourceText("x = 1\\r\\ny = 2\\r\\n")
+    >>> text.offset(2, 0), text.newline, text.start(ast.parse(text.source).body[1])
+    (7, '\\r\\n', (2, 1))
     """
 
-    def __init__(self, source: str, module: cst.Module) -> None:
+    def __init__(self, source: str, module: object = None) -> None:
         self.source = source
         self.module = module
-        self._ranges: object | None = None
         self.line_starts = [0]
         for match in _LINE_END.finditer(source):
             self.line_starts.append(match.end())
         first = _LINE_END.search(source)
         # Reuse the file's own line ending for inserted lines (CRLF stays CRLF).
         self.newline = first.group(0) if first else "\n"
+        self._encoded: dict[int, bytes] = {}
 
-    def range(self, node: cst.CSTNode) -> CodeRange:
-        """Where ``node`` starts and ends (without its own parentheses, as Python's parser)."""
-        if self._ranges is None:
-            try:
-                self._ranges = _positions(self.module)
-            except (RecursionError, KeyError) as exc:
-                # libcst generates positions recursively: an expression nested a few hundred
-                # levels deep (which its parser accepts) exhausts the stack, and the failure
-                # surfaces as a RecursionError or a KeyError for a node left unrecorded.
-                raise TooDeeplyNested("expression nesting too deep to locate nodes") from exc
-        return self._ranges[node]
+    def _column(self, line: int, byte_column: int) -> int:
+        """The character column of a UTF-8 byte column on ``line`` (1-based)."""
+        text = self.line_text(line)
+        if text.isascii():
+            return byte_column
+        encoded = self._encoded.get(line)
+        if encoded is None:
+            encoded = self._encoded[line] = text.encode("utf-8", "surrogatepass")
+        return len(encoded[:byte_column].decode("utf-8", "replace"))
+
+    def _start(self, node: ast.AST) -> tuple[int, int]:
+        decorators = getattr(node, "decorator_list", None)
+        if decorators:  # a decorated definition starts at its first `@`
+            first = decorators[0]
+            return first.lineno, max(self._column(first.lineno, first.col_offset) - 1, 0)
+        return node.lineno, self._column(node.lineno, node.col_offset)
+
+    def _end(self, node: ast.AST) -> tuple[int, int]:
+        return node.end_lineno, self._column(node.end_lineno, node.end_col_offset)
 
     def line_text(self, line: int) -> str:
         """Line ``line`` (1-based) without its line ending."""
@@ -93,32 +78,31 @@ class SourceText:
         """Offset into the source string of a (1-based line, 0-based character column)."""
         return self.line_starts[line - 1] + column
 
-    def first_line(self, node: cst.CSTNode) -> int:
-        return self.range(node).start.line
+    def first_line(self, node: ast.AST) -> int:
+        return _first_line(node)
 
-    def last_line(self, node: cst.CSTNode) -> int:
-        return self.range(node).end.line
+    def last_line(self, node: ast.AST) -> int:
+        return node.end_lineno
 
-    def start(self, node: cst.CSTNode) -> tuple[int, int]:
-        """1-based (line, column) where ``node`` starts."""
-        start = self.range(node).start
-        return start.line, start.column + 1
+    def start(self, node: ast.AST) -> tuple[int, int]:
+        """1-based (line, column) where ``node`` starts (a decorated definition: its first
+        decorator)."""
+        line, column = self._start(node)
+        return line, column + 1
 
-    def end(self, node: cst.CSTNode) -> tuple[int, int]:
+    def end(self, node: ast.AST) -> tuple[int, int]:
         """1-based (line, column) just past the end of ``node``."""
-        end = self.range(node).end
-        return end.line, end.column + 1
+        line, column = self._end(node)
+        return line, column + 1
 
-    def start_offset(self, node: cst.CSTNode) -> int:
-        start = self.range(node).start
-        return self.offset(start.line, start.column)
+    def start_offset(self, node: ast.AST) -> int:
+        return self.offset(*self._start(node))
 
-    def end_offset(self, node: cst.CSTNode) -> int:
-        end = self.range(node).end
-        return self.offset(end.line, end.column)
+    def end_offset(self, node: ast.AST) -> int:
+        return self.offset(*self._end(node))
 
-    def segment(self, node: cst.CSTNode) -> str:
-        """The exact text of ``node``; like Python's ``ast``, without its own parentheses."""
+    def segment(self, node: ast.AST) -> str:
+        """The exact text of ``node``, without its own parentheses."""
         return self.source[self.start_offset(node):self.end_offset(node)]
 
     def indent_of(self, line: int) -> str:
@@ -131,3 +115,8 @@ class SourceText:
         start = self.line_starts[first - 1]
         end = self.line_starts[last] if last < len(self.line_starts) else len(self.source)
         return start, end
+
+
+def _first_line(node: ast.AST) -> int:
+    decorators = getattr(node, "decorator_list", None)
+    return decorators[0].lineno if decorators else node.lineno

@@ -7,7 +7,7 @@ seen exactly as if they were written inline.
 """
 from __future__ import annotations
 
-import libcst as cst
+import ast
 
 from lint_rules import syntax
 from lint_rules.events import (
@@ -22,6 +22,7 @@ from lint_rules.events import (
     looks_like_optimizer,
 )
 from lint_rules.rebinding import SAME_OBJECT_GETTERS
+from lint_rules.source import SourceText
 
 FunctionNode = syntax.FunctionNode
 _OPT_FACTORY_WORDS = ("optimizer", "optimiser")
@@ -35,13 +36,15 @@ _FRAMEWORK_METHODS = frozenset(
 class ModuleIndex:
     """Functions, methods, optimizer names and their models, for one parsed module.
 
-    >>> index = ModuleIndex(cst.parse_module("opt = torch.optim.SGD(net.parameters(), lr=0.1)"))
+    >>> source = "opt = torch.optim.SGD(net.parameters(), lr=0.1)"
+    >>> index = ModuleIndex(ast.parse(source), SourceText(source))
     >>> sorted(index.optimizers), index.models_of("opt")
     (['opt'], {'net'})
     """
 
-    def __init__(self, tree: cst.Module) -> None:
+    def __init__(self, tree: ast.Module, text: SourceText) -> None:
         self.tree = tree
+        self.text = text
         self.functions: dict[str, FunctionNode] = {}
         self.methods: dict[str, list[tuple[str, FunctionNode]]] = {}
         self.optimizers: set[str] = set()
@@ -49,81 +52,87 @@ class ModuleIndex:
         self.built_by: dict[str, str] = {}  # optimizer key -> the class or factory that built it
         self._params: dict[str, set[str]] = {}  # tensors listed explicitly: SGD([W, b])
         self._aliases: dict[str, set[str]] = {}  # self.model = model, net = DDP(model)
-        self.parents: dict[int, cst.CSTNode] = {}
+        self.parents: dict[int, ast.AST] = {}
         self.constructions: dict[int, list[str]] = {}  # assignment -> optimizers it builds
-        self.call_cache: dict[int, list[cst.Call]] = {}  # statement -> its relevant calls
+        self.call_cache: dict[int, list[ast.Call]] = {}  # statement -> its relevant calls
         self.class_of: dict[int, str] = {}
         self._counter_flags: set[str] | None = None  # computed on first use
         self._repeated_tests: set[str] | None = None
-        self._ifs: list[cst.If] = []
-        self._assignments: list[cst.Assign] = []
+        self._ifs: list[ast.If] = []
+        self._assignments: list[ast.Assign] = []
         self._index(tree)
 
-    def _index(self, tree: cst.Module) -> None:
+    def _index(self, tree: ast.Module) -> None:
         # One pass over the tree (walking it is the main cost after parsing).
         for stmt in tree.body:
-            if isinstance(stmt, cst.FunctionDef):
-                self.functions[stmt.name.value] = stmt
-        self.backward_calls: list[cst.Call] = []
-        events: list[cst.CSTNode] = []
-        local_calls: list[tuple[str, cst.Call]] = []
+            if isinstance(stmt, syntax.FUNCTIONS):
+                self.functions[stmt.name] = stmt
+        self.backward_calls: list[ast.Call] = []
+        events: list[ast.AST] = []
+        local_calls: list[tuple[str, ast.Call]] = []
         self.referenced: set[str] = set()  # every name read and attribute used in the file
         self.passed_along: set[str] = set()  # names handed to a call as an argument
         self.zeroed: set[str] = set()  # receivers of a `zero_grad()` call somewhere here
         parents = self.parents
-        declared: set[int] = set()  # names that declare rather than use (def f, import x)
-        stack: list[cst.CSTNode] = [tree]
+        referenced = self.referenced
+        children = syntax.children
+        stack: list[ast.AST] = [tree]
         while stack:
             node = stack.pop()
-            for child in syntax.children(node):
+            kids = children(node)
+            for child in kids:
                 parents[id(child)] = node
-                stack.append(child)
-            # NOTE: exact type tests: isinstance() on libcst's ABC node classes is slow.
+            stack += kids
             kind = type(node)
-            if kind is cst.Name:
-                if id(node) not in declared:
-                    self.referenced.add(node.value)
-            elif kind is cst.Call:
-                name = syntax.callee_name(node)
-                if name in EVENT_CALL_NAMES and not _not_an_optimizer_step(node):
-                    events.append(node)
-                    if name == "zero_grad" and isinstance(node.func, cst.Attribute):
-                        self.zeroed.add(dotted(node.func.value) or "")
-                    if is_backward_call(node):
-                        self.backward_calls.append(node)
-                else:
-                    local_calls.append((name, node))
-            elif kind is cst.If:
+            if kind is ast.Name:
+                referenced.add(node.id)
+            elif kind is ast.Attribute:
+                referenced.add(node.attr)
+            elif kind is ast.Call:
+                self._index_call(node, events, local_calls)
+            elif kind is ast.If:
                 self._ifs.append(node)
-            elif kind is cst.ClassDef:
-                for item in syntax.body_of(node):
-                    if type(item) is cst.FunctionDef:
-                        self.methods.setdefault(item.name.value, []).append((node.name.value, item))
-                        self.class_of[id(item)] = node.name.value
-            elif kind is cst.Assign:
+            elif kind is ast.ClassDef:
+                for item in node.body:
+                    if isinstance(item, syntax.FUNCTIONS):
+                        self.methods.setdefault(item.name, []).append((node.name, item))
+                        self.class_of[id(item)] = node.name
+            elif kind is ast.Assign:
                 if is_grad_zeroing(node) or is_grad_write(node):
                     events.append(node)
                 else:
                     self._assignments.append(node)
                     self._note_alias(node)
-                    if type(node.value) is cst.Call:
-                        self._note_optimizer(node, [t.target for t in node.targets], node.value)
-            elif kind is cst.AnnAssign and type(node.value) is cst.Call:
+                    if type(node.value) is ast.Call:
+                        self._note_optimizer(node, node.targets, node.value)
+            elif kind is ast.AnnAssign and type(node.value) is ast.Call:
                 self._note_optimizer(node, [node.target], node.value)
-            elif kind is cst.Expr and (is_grad_zeroing(node) or is_grad_write(node)):
+            elif kind is ast.Expr and (is_grad_zeroing(node) or is_grad_write(node)):
                 events.append(node)
-            if kind is cst.Arg and type(node.value) is cst.Name and node.keyword is None:
-                call = parents.get(id(node))
-                if type(call) is cst.Call and syntax.callee_name(call) not in EVENT_CALL_NAMES:
-                    self.passed_along.add(node.value.value)  # Engine(update): a callback
-            if kind in _DECLARING:
-                declared.update(_declared_names(node))
         self.called = {name for name, _ in local_calls}  # names of every non-event call
         self._local_calls = local_calls
         self._called_functions: set[int] | None = None
         self._mark(events, local_calls)
 
-    def _mark(self, events: list[cst.CSTNode], local_calls: list[tuple[str, cst.Call]]) -> None:
+    def _index_call(self, node: ast.Call, events: list, local_calls: list) -> None:
+        name = syntax.callee_name(node)
+        if name in EVENT_CALL_NAMES and not _not_an_optimizer_step(node):
+            events.append(node)
+            if name == "zero_grad" and type(node.func) is ast.Attribute:
+                self.zeroed.add(dotted(node.func.value) or "")
+            if is_backward_call(node):
+                self.backward_calls.append(node)
+            return
+        local_calls.append((name, node))
+        if name in EVENT_CALL_NAMES:
+            return  # `scheduler.step(...)`: not an event, and hands on no callback
+        for arg in (*node.args, *(k.value for k in node.keywords if k.arg is None)):
+            if type(arg) is ast.Starred:
+                arg = arg.value
+            if type(arg) is ast.Name:
+                self.passed_along.add(arg.id)  # Engine(update): a callback
+
+    def _mark(self, events: list[ast.AST], local_calls: list[tuple[str, ast.Call]]) -> None:
         """Mark every node that contains a gradient event, directly or through a call to a
         function of this file that does; the flow analysis skips everything unmarked."""
         self.marked: set[int] = set()
@@ -137,12 +146,12 @@ class ModuleIndex:
             pending = [call for name, call in waiting if name in self.eventful
                        and id(call) not in self.marked]
 
-    def _mark_ancestors(self, node: cst.CSTNode) -> None:
-        current: cst.CSTNode | None = node
+    def _mark_ancestors(self, node: ast.AST) -> None:
+        current: ast.AST | None = node
         while current is not None and id(current) not in self.marked:
             self.marked.add(id(current))
-            if isinstance(current, cst.FunctionDef):
-                self.eventful.add(current.name.value)
+            if isinstance(current, syntax.FUNCTIONS):
+                self.eventful.add(current.name)
             current = self.parents.get(id(current))
 
     def is_called(self, function: FunctionNode) -> bool:
@@ -151,23 +160,23 @@ class ModuleIndex:
         if self._called_functions is None:
             nested: dict[str, list[FunctionNode]] = {}
             for node in self.parents.values():
-                if type(node) is cst.FunctionDef and self.parents.get(id(node)) is not None:
-                    nested.setdefault(node.name.value, []).append(node)
+                if isinstance(node, syntax.FUNCTIONS) and self.parents.get(id(node)) is not None:
+                    nested.setdefault(node.name, []).append(node)
             self._called_functions = set()
             for name, call in self._local_calls:
                 if name not in self.functions and name not in self.methods and name not in nested:
                     continue
                 callee = self.resolve(call, self._class_around(call), {})
                 targets = [callee] if callee is not None else []
-                if isinstance(call.func, cst.Name):
+                if type(call.func) is ast.Name:
                     targets += nested.get(name, [])
                 self._called_functions.update(map(id, targets))
         return id(function) in self._called_functions
 
-    def _class_around(self, node: cst.CSTNode) -> str | None:
+    def _class_around(self, node: ast.AST) -> str | None:
         current = self.parents.get(id(node))
         while current is not None:
-            if type(current) is cst.FunctionDef and id(current) in self.class_of:
+            if isinstance(current, syntax.FUNCTIONS) and id(current) in self.class_of:
                 return self.class_of[id(current)]
             current = self.parents.get(id(current))
         return None
@@ -175,30 +184,30 @@ class ModuleIndex:
     def steps_a_parameter(self, function: FunctionNode) -> bool:
         """Whether ``function`` steps an optimizer that its caller passes in (a parameter
         other than ``self``): ``def __call__(self, loss, optimizer): ... optimizer.step()``."""
-        params = set(syntax.parameter_names(function.params)) - {"self", "cls"}
+        params = set(syntax.parameter_names(function.args)) - {"self", "cls"}
         if not params:
             return False
         for node in syntax.walk(function):
-            if type(node) is cst.Call and syntax.callee_name(node) in ("step", "optimizer_step"):
-                receivers = [node.func.value] if isinstance(node.func, cst.Attribute) else []
+            if type(node) is ast.Call and syntax.callee_name(node) in ("step", "optimizer_step"):
+                receivers = [node.func.value] if type(node.func) is ast.Attribute else []
                 receivers += syntax.positional(node)[:1]
-                if any(type(r) is cst.Name and r.value in params for r in receivers):
+                if any(type(r) is ast.Name and r.id in params for r in receivers):
                     return True
         return False
 
-    def contains_events(self, node: cst.CSTNode) -> bool:
+    def contains_events(self, node: ast.AST) -> bool:
         """Whether ``node`` holds a gradient event or a call that reaches one."""
         return id(node) in self.marked
 
-    def _note_optimizer(self, stmt: cst.CSTNode, targets: list[cst.CSTNode], call: cst.Call) -> None:
+    def _note_optimizer(self, stmt: ast.AST, targets: list[ast.AST], call: ast.Call) -> None:
         callee = dotted(call.func) or ""
         name = last_name(callee)
         models = {
             dotted(n.func.value) or ""
             for n in syntax.walk(call)
-            if isinstance(n, cst.Call)
-            and isinstance(n.func, cst.Attribute)
-            and n.func.attr.value in ("parameters", "named_parameters")
+            if type(n) is ast.Call
+            and type(n.func) is ast.Attribute
+            and n.func.attr in ("parameters", "named_parameters")
         } - {""}
         creates = not _NOT_OPTIMIZER.search(callee) and (
             name in OPTIMIZER_CLASSES
@@ -209,12 +218,13 @@ class ModuleIndex:
         # `self.optimizers(use_pl_optimizer=True)` hands back the module's own optimizers.
         getter = name in SAME_OBJECT_GETTERS
         for target in targets:
-            if isinstance(target, cst.Tuple):
+            if type(target) is ast.Tuple:
                 if name in _PREPARERS:  # `scheduler, msg = build_scheduler(optimizer)` is not
                     self._note_prepared(target, call)
                 continue
             key = dotted(target)
-            if key and (creates or looks_like_optimizer(key)) and call.args and not getter:
+            if key and (creates or looks_like_optimizer(key)) and (call.args or call.keywords) \
+                    and not getter:
                 # Built here from arguments (not `self.optimizers()`, which hands back the same one).
                 self.constructions.setdefault(id(stmt), []).append(key)
             if key and creates and not getter:
@@ -223,7 +233,7 @@ class ModuleIndex:
                 self._models[key] = models
                 self._params[key] = _listed_tensors(call)
 
-    def _note_prepared(self, target: cst.Tuple, call: cst.Call) -> None:
+    def _note_prepared(self, target: ast.Tuple, call: ast.Call) -> None:
         # `model, opt = accelerator.prepare(model, opt)`: positions keep their roles.
         for element, arg in zip(syntax.elements(target), syntax.positional(call)):
             key, source = dotted(element), dotted(arg)
@@ -266,30 +276,30 @@ class ModuleIndex:
         names = {model} | self._aliases.get(model, set())
         return {opt for opt, models in self._models.items() if names & models}
 
-    def _note_alias(self, node: cst.Assign) -> None:
+    def _note_alias(self, node: ast.Assign) -> None:
         if len(node.targets) != 1:
             return
-        target, source = dotted(node.targets[0].target), _wrapped_model(node.value)
+        target, source = dotted(node.targets[0]), _wrapped_model(node.value)
         if target and source and target != source:
             self._aliases.setdefault(target, set()).add(source)
             self._aliases.setdefault(source, set()).add(target)
 
     def resolve(
-        self, call: cst.Call, class_name: str | None, local: dict[str, FunctionNode]
+        self, call: ast.Call, class_name: str | None, local: dict[str, FunctionNode]
     ) -> FunctionNode | None:
         """The same-file function a call runs, or None for anything else."""
         func = call.func
-        if isinstance(func, cst.Name):
-            return local.get(func.value) or self.functions.get(func.value)
-        if not isinstance(func, cst.Attribute):
+        if type(func) is ast.Name:
+            return local.get(func.id) or self.functions.get(func.id)
+        if type(func) is not ast.Attribute:
             return None
-        attr = func.attr.value
+        attr = func.attr
         candidates = self.methods.get(attr, [])
-        if isinstance(func.value, cst.Name) and func.value.value == "self":
+        if type(func.value) is ast.Name and func.value.id == "self":
             own = [f for cls, f in candidates if cls == class_name]
             if own:
                 return own[0]
-        elif attr in _FRAMEWORK_METHODS or not isinstance(func.value, cst.Name):
+        elif attr in _FRAMEWORK_METHODS or type(func.value) is not ast.Name:
             # model.train() is nn.Module's whatever this file defines; self.task.step_fn()
             # belongs to some other object.
             return None
@@ -304,7 +314,7 @@ class ModuleIndex:
                 for node in self._assignments
                 if syntax.has_modulo(node.value)
                 for target in node.targets
-                for name in syntax.stored_names(target.target)
+                for name in syntax.stored_names(target)
             }
         return self._counter_flags
 
@@ -313,25 +323,24 @@ class ModuleIndex:
         if self._repeated_tests is None:
             seen: set[str] = set()
             self._repeated_tests = set()
-            code = self.tree.code_for_node
             for node in self._ifs:
                 test = node.test
-                while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-                    test = test.expression  # `if not c:` reads the same test as `if c:`
-                text = "".join(code(test).split())
+                while syntax.is_not(test):
+                    test = test.operand  # `if not c:` reads the same test as `if c:`
+                text = "".join(self.text.segment(test).split())
                 (self._repeated_tests if text in seen else seen).add(text)
         return self._repeated_tests
 
-    def enclosing_class(self, function: cst.CSTNode) -> str | None:
+    def enclosing_class(self, function: ast.AST) -> str | None:
         """Class name for a method, else None."""
         return self.class_of.get(id(function))
 
 
-def _not_an_optimizer_step(call: cst.Call) -> bool:
+def _not_an_optimizer_step(call: ast.Call) -> bool:
     """``scheduler.step()``, ``ema.step(model)``, ``env.step(action)``: a ``step`` whose receiver
     is named as no optimizer is and that is handed no optimizer (``scaler.step(opt)`` is)."""
     func = call.func
-    if not isinstance(func, cst.Attribute) or func.attr.value != "step":
+    if type(func) is not ast.Attribute or func.attr != "step":
         return False
     receiver = last_name(dotted(func.value) or "")
     if not receiver or not _NOT_OPTIMIZER.search(receiver):
@@ -345,30 +354,10 @@ _PREPARERS = frozenset({"prepare", "setup", "initialize", "setup_module_and_opti
 # Optimizers without a `zero_grad()`: they keep gradients elsewhere (per autograd context).
 NO_ZERO_GRAD = frozenset({"DistributedOptimizer"})
 
-_DECLARING = frozenset({cst.FunctionDef, cst.ClassDef, cst.Param, cst.Arg, cst.Import, cst.ImportFrom,
-                        cst.Global, cst.Nonlocal, cst.ExceptHandler})
-
-
-def _declared_names(node: cst.CSTNode) -> list[int]:
-    """Name nodes under ``node`` that name a definition, an import or a keyword argument:
-    Python's own tree has plain strings there, and they are not uses of the name."""
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Param)):
-        return [id(node.name)]
-    if isinstance(node, cst.Arg) and node.keyword is not None:
-        return [id(node.keyword)]
-    if isinstance(node, (cst.Import, cst.ImportFrom)):
-        return [id(n) for n in syntax.walk(node)]
-    if isinstance(node, (cst.Global, cst.Nonlocal)):
-        return [id(item.name) for item in node.names]
-    if isinstance(node, cst.ExceptHandler) and node.name is not None:
-        return [id(node.name.name)]
-    return []
-
-
-def _listed_tensors(call: cst.Call) -> set[str]:
+def _listed_tensors(call: ast.Call) -> set[str]:
     args = syntax.positional(call)
     first = args[0] if args else syntax.keyword(call, "params")
-    if isinstance(first, (cst.List, cst.Tuple)):
+    if type(first) is ast.List or type(first) is ast.Tuple:
         return {key for key in (dotted(e) for e in syntax.elements(first)) if key}
     return set()
 
@@ -378,14 +367,14 @@ _MODEL_WRAPPERS = frozenset(
 )
 
 
-def _wrapped_model(value: cst.CSTNode) -> str | None:
+def _wrapped_model(value: ast.AST) -> str | None:
     """``model`` in ``model``, ``model.to(device)``, ``DDP(model)``, ``torch.compile(model)``."""
-    if isinstance(value, (cst.Name, cst.Attribute)):
+    if type(value) is ast.Name or type(value) is ast.Attribute:
         return dotted(value)
-    if not isinstance(value, cst.Call):
+    if type(value) is not ast.Call:
         return None
     func = value.func
-    if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda", "cpu", "half", "float"):
+    if type(func) is ast.Attribute and func.attr in ("to", "cuda", "cpu", "half", "float"):
         return dotted(func.value)
     args = syntax.positional(value)
     if syntax.callee_name(value) in _MODEL_WRAPPERS and args:

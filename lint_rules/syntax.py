@@ -1,72 +1,70 @@
-"""The shape of libcst trees, in the terms the analysis needs.
+"""The shape of Python's own syntax trees (``ast``), in the terms the analysis needs.
 
-libcst keeps every token: a line of ``a; b`` is a ``SimpleStatementLine`` holding two small
-statements, blocks are ``IndentedBlock`` nodes, ``else:`` is an ``Else`` node and call
-arguments are ``Arg`` nodes that may be keywords or starred. The helpers here hide that, so
-the analysis reads "the statements of this block" or "the positional arguments of this call".
+The flow analysis reads the standard library's trees: they parse about ten times faster
+than libcst's concrete trees and carry far fewer nodes. The helpers here answer "the
+statements of this block", "the positional arguments of this call", "the names bound
+here", and cache what the analysis asks again and again (children, jumps, bound names).
+Whole-line fixes need no libcst either: they edit the text at the positions the trees report.
 """
 from __future__ import annotations
 
-import dataclasses
+import ast
 from collections.abc import Iterator
 
-import libcst as cst
-
-Statement = cst.BaseSmallStatement | cst.BaseCompoundStatement
-FunctionNode = cst.FunctionDef
-Block = cst.Module | cst.IndentedBlock | cst.SimpleStatementSuite
-SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+Statement = ast.stmt
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+FOR_LOOPS = (ast.For, ast.AsyncFor)
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+WITHS = (ast.With, ast.AsyncWith)
+TRIES = (ast.Try, getattr(ast, "TryStar", ast.Try))  # TryStar: Python 3.11+
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, *TRIES,
+            ast.Match, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _NO_VALUE = object()
-# Tokens and whitespace: never analysed, so walks skip them (most of a libcst tree is these).
-_TRIVIA = (
-    cst.BaseParenthesizableWhitespace, cst.LeftParen, cst.RightParen, cst.Comma, cst.Semicolon,
-    cst.Colon, cst.Dot, cst.AssignEqual, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline,
-    cst.Comment, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace,
-    cst.RightCurlyBrace, cst.ImportStar, cst.Asynchronous, cst.BaseBinaryOp, cst.BaseBooleanOp,
-    cst.BaseCompOp, cst.BaseUnaryOp, cst.BaseAugOp,
-)
+_AST = ast.AST
 _FIELDS: dict[type, tuple[str, ...]] = {}
-_KIND: dict[type, int] = {}
-_CHILDREN: dict[int, tuple[cst.CSTNode, list[cst.CSTNode]]] = {}
-_MAY_JUMP: dict[int, tuple[cst.CSTNode, bool]] = {}
-_BOUND: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}  # 0: not a node, 1: a node worth walking, 2: trivia
-# NOTE: libcst's node classes are ABCs, whose isinstance() is slow enough to dominate a walk;
-# classifying each concrete type once keeps walks cheap.
+_CHILDREN: dict[int, tuple[ast.AST, list[ast.AST]]] = {}
+_MAY_JUMP: dict[int, tuple[ast.AST, bool]] = {}
+_BOUND: dict[int, tuple[ast.AST, frozenset[str]]] = {}
 
 
-def _kind(value: object) -> int:
-    kind = _KIND.get(type(value))
-    if kind is None:
-        kind = _KIND[type(value)] = (
-            0 if not isinstance(value, cst.CSTNode) else 2 if isinstance(value, _TRIVIA) else 1
+def _fields_of(kind: type) -> tuple[str, ...]:
+    names = _FIELDS.get(kind)
+    if names is None:
+        names = _FIELDS[kind] = tuple(
+            # contexts and operators are shared singletons in CPython's trees, never analysed
+            f for f in kind._fields if f not in ("ctx", "op", "ops", "type_comment")
         )
-    return kind
+    return names
 
 
-def children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """Child nodes in field order (source order for statements), without tokens and whitespace.
+def children(node: ast.AST) -> list[ast.AST]:
+    """Child nodes in source order, without contexts and operators.
 
     The list is shared between calls: do not modify it.
 
-    >>> [type(c).__name__ for c in children(cst.parse_expression("f(x)"))]
-    ['Name', 'Arg']
+    >>> [type(c).__name__ for c in children(ast.parse("f(x)", mode="eval").body)]
+    ['Name', 'Name']
     """
     cached = _CHILDREN.get(id(node))
     if cached is not None and cached[0] is node:
         return cached[1]
-    names = _FIELDS.get(type(node))
-    if names is None:
-        names = _FIELDS[type(node)] = tuple(
-            f.name for f in dataclasses.fields(node) if not f.name.startswith("whitespace")
-            and f.name not in ("lpar", "rpar", "leading_lines", "header", "footer")
-        )
-    out: list[cst.CSTNode] = []
-    for name in names:
-        value = getattr(node, name)
-        if type(value) is tuple or type(value) is list:
-            out.extend(v for v in value if _kind(v) == 1)
-        elif _kind(value) == 1:
+    kind = type(node)
+    out: list[ast.AST] = []
+    if kind is ast.Dict:
+        for key, value in zip(node.keys, node.values):
+            if key is not None:
+                out.append(key)
             out.append(value)
+    else:
+        # Contexts and operators live only in the fields `_fields_of` leaves out.
+        for name in _FIELDS.get(kind) or _fields_of(kind):
+            value = getattr(node, name, None)
+            if type(value) is list:
+                out += [v for v in value if isinstance(v, _AST)]
+            elif isinstance(value, _AST):
+                out.append(value)
     _CHILDREN[id(node)] = (node, out)
     return out
 
@@ -83,7 +81,7 @@ def forget_trees() -> None:
     _BOUND.clear()
 
 
-def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+def walk(node: ast.AST) -> Iterator[ast.AST]:
     """``node`` and every node below it (any order)."""
     stack = [node]
     while stack:
@@ -92,176 +90,168 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(children(current))
 
 
-def statements(block: Block | None) -> list[Statement]:
-    """The statements of a block, with each line of ``a; b`` split into its small statements."""
-    if block is None:
-        return []
-    out: list[Statement] = []
-    for item in block.body:
-        if isinstance(item, cst.SimpleStatementLine):
-            out.extend(item.body)
-        else:
-            out.append(item)
-    return out
-
-
-def body_of(stmt: cst.CSTNode) -> list[Statement]:
-    """The main body of a compound statement (or of an ``else``/``except``/``case`` clause)."""
+def body_of(stmt: ast.AST) -> list[Statement]:
+    """The main body of a compound statement (or of an ``except``/``case`` clause)."""
     body = getattr(stmt, "body", None)
-    return statements(body) if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else []
+    return body if type(body) is list else []
 
 
-def orelse_of(stmt: cst.CSTNode) -> list[Statement]:
+def orelse_of(stmt: ast.AST) -> list[Statement]:
     """The ``else`` branch: an ``elif`` is one nested ``If`` statement, as in Python's grammar."""
-    orelse = getattr(stmt, "orelse", None)
-    if isinstance(orelse, cst.If):
-        return [orelse]
-    return body_of(orelse) if orelse is not None else []
+    return getattr(stmt, "orelse", None) or []
 
 
-def is_block(node: cst.CSTNode) -> bool:
-    return isinstance(node, (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite))
+def blocks_of(node: ast.AST) -> list[list[Statement]]:
+    """Every statement list directly inside ``node`` (body, else, finally, handler bodies)."""
+    out = [getattr(node, name) for name in ("body", "orelse", "finalbody")
+           if type(getattr(node, name, None)) is list]
+    return [block for block in out if block and isinstance(block[0], ast.stmt)]
 
 
-def positional(call: cst.Call) -> list[cst.CSTNode]:
-    """Positional arguments; a ``*args`` argument stays an ``Arg`` (which no helper can name)."""
-    return [a if a.star else a.value for a in call.args if a.keyword is None and a.star != "**"]
+def positional(call: ast.Call) -> list[ast.AST]:
+    """Positional arguments; a ``*args`` argument stays a ``Starred`` (which no helper can name)."""
+    return call.args
 
 
-def keywords(call: cst.Call) -> list[tuple[str | None, cst.BaseExpression]]:
+def keywords(call: ast.Call) -> list[tuple[str | None, ast.expr]]:
     """``(name, value)`` per keyword argument; ``**kwargs`` has the name None."""
-    return [(a.keyword.value if a.keyword else None, a.value) for a in call.args
-            if a.keyword is not None or a.star == "**"]
+    return [(k.arg, k.value) for k in call.keywords]
 
 
-def keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
-    return next((value for key, value in keywords(call) if key == name), None)
+def keyword(call: ast.Call, name: str) -> ast.expr | None:
+    return next((k.value for k in call.keywords if k.arg == name), None)
 
 
-def elements(node: cst.Tuple | cst.List) -> list[cst.CSTNode]:
-    """Items of a tuple or list display; a starred item stays a ``StarredElement``."""
-    return [e.value if isinstance(e, cst.Element) else e for e in node.elements]
+def elements(node: ast.Tuple | ast.List) -> list[ast.AST]:
+    """Items of a tuple or list display; a starred item stays a ``Starred``."""
+    return node.elts
 
 
-def callee_name(call: cst.Call) -> str:
+def callee_name(call: ast.Call) -> str:
     """``step`` for ``opt.step()``, ``train`` for ``train()``, else ""."""
     func = call.func
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return func.value if isinstance(func, cst.Name) else ""
+    kind = type(func)
+    if kind is ast.Attribute:
+        return func.attr
+    return func.id if kind is ast.Name else ""
 
 
-def constant(node: cst.CSTNode):
+def constant(node: ast.AST):
     """The value of a literal (numbers, plain strings, None/True/False); ``NO_VALUE`` otherwise."""
-    if isinstance(node, cst.Name):
-        return {"None": None, "True": True, "False": False}.get(node.value, _NO_VALUE)
-    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
-        try:
-            return node.evaluated_value
-        except (ValueError, SyntaxError, MemoryError, RecursionError):  # e.g. a bad escape
-            return _NO_VALUE
-    if isinstance(node, cst.ConcatenatedString):
-        value = node.evaluated_value  # None when an f-string takes part
-        return _NO_VALUE if value is None else value
-    if isinstance(node, cst.Ellipsis):
-        return ...
-    return _NO_VALUE
+    return node.value if type(node) is ast.Constant else _NO_VALUE
 
 
 def has_value(value) -> bool:
     return value is not _NO_VALUE
 
 
-def names_in(node: cst.CSTNode) -> set[str]:
+def name_of(node: ast.AST) -> str | None:
+    """The identifier of a plain name, else None."""
+    return node.id if type(node) is ast.Name else None
+
+
+def names_in(node: ast.AST) -> set[str]:
     """Identifiers read in an expression: not attribute names, not keyword-argument names."""
-    skip: set[int] = set()
-    out: set[str] = set()
-    for n in walk(node):
-        if isinstance(n, cst.Attribute):
-            skip.add(id(n.attr))
-        elif isinstance(n, cst.Arg) and n.keyword is not None:
-            skip.add(id(n.keyword))
-        elif isinstance(n, cst.Name) and id(n) not in skip:
-            out.add(n.value)
-    return out
+    return {n.id for n in walk(node) if type(n) is ast.Name}
 
 
-def stored_names(target: cst.CSTNode) -> set[str]:
+def stored_names(target: ast.AST) -> set[str]:
     """Names bound by an assignment target: ``a`` and ``b`` in ``a, *b = ...``, none in ``x.y``."""
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return {n for e in target.elements for n in stored_names(e.value)}
-    if isinstance(target, cst.StarredElement):
+    kind = type(target)
+    if kind is ast.Name:
+        return {target.id}
+    if kind is ast.Tuple or kind is ast.List:
+        return {n for e in target.elts for n in stored_names(e)}
+    if kind is ast.Starred:
         return stored_names(target.value)
     return set()
 
 
-def assignment_targets(node: cst.CSTNode) -> list[cst.CSTNode]:
+def assignment_targets(node: ast.AST) -> list[ast.AST]:
     """What a node binds: assignment, loop, ``with ... as`` and walrus targets."""
-    if isinstance(node, cst.Assign):
-        return [t.target for t in node.targets]
-    if isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+    kind = type(node)
+    if kind is ast.Assign:
+        return node.targets
+    if kind in _TARGETED:
         return [node.target]
-    if isinstance(node, cst.WithItem) and node.asname is not None:
-        return [node.asname.name]
+    if kind is ast.withitem and node.optional_vars is not None:
+        return [node.optional_vars]
     return []
 
 
-def parameter_names(params: cst.Parameters) -> list[str]:
+_TARGETED = frozenset({ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension,
+                       ast.NamedExpr})
+
+
+def parameter_names(params: ast.arguments) -> list[str]:
     """Every parameter name of a function, in order."""
-    out = [p.name.value for p in (*params.posonly_params, *params.params)]
-    if isinstance(params.star_arg, cst.Param):
-        out.append(params.star_arg.name.value)
-    out += [p.name.value for p in params.kwonly_params]
-    if params.star_kwarg is not None:
-        out.append(params.star_kwarg.name.value)
+    out = [p.arg for p in (*params.posonlyargs, *params.args)]
+    if params.vararg is not None:
+        out.append(params.vararg.arg)
+    out += [p.arg for p in params.kwonlyargs]
+    if params.kwarg is not None:
+        out.append(params.kwarg.arg)
     return out
 
 
-_JUMPS = (cst.Break, cst.Continue, cst.Return, cst.Raise)
-_JUMP_TYPES = frozenset(_JUMPS)  # libcst's node classes are final: type() is exact and cheap
+def defaults_of(params: ast.arguments) -> list[tuple[str, ast.expr | None]]:
+    """(name, default or None) of every parameter that can be passed by name."""
+    positional_params = [*params.posonlyargs, *params.args]
+    padded = [None] * (len(positional_params) - len(params.defaults)) + list(params.defaults)
+    pairs = [(p.arg, d) for p, d in zip(positional_params, padded)]
+    return pairs + [(p.arg, d) for p, d in zip(params.kwonlyargs, params.kw_defaults)]
+
+
+_JUMP_TYPES = frozenset({ast.Break, ast.Continue, ast.Return, ast.Raise})
 # Tests made of names, attributes, literals and operators keep their value within one pass
 # of a loop unless one of their names is assigned; any call or subscript might not.
-_PLAIN_TEST = (
-    cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
-    cst.ConcatenatedString, cst.Ellipsis, cst.Comparison, cst.ComparisonTarget,
-    cst.BooleanOperation, cst.BinaryOperation, cst.UnaryOperation,
-)
+_PLAIN_TEST = frozenset({ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BoolOp,
+                         ast.BinOp, ast.UnaryOp})
+_COMPOUND_TYPES = frozenset(COMPOUND)
 
 
-def is_plain_test(test: cst.CSTNode) -> bool:
+def is_plain_test(test: ast.AST) -> bool:
     """Only names, attributes, literals and operators (no calls, subscripts, f-strings)."""
-    return all(isinstance(n, _PLAIN_TEST) for n in walk(test))
+    return all(type(n) in _PLAIN_TEST for n in walk(test))
 
 
-def has_modulo(node: cst.CSTNode) -> bool:
+def has_modulo(node: ast.AST) -> bool:
     """Whether an expression uses ``%`` (a counter test such as ``i % k == 0``)."""
-    return any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo)
-               for n in walk(node))
+    return any(type(n) is ast.BinOp and type(n.op) is ast.Mod for n in walk(node))
+
+
+def is_not(node: ast.AST) -> bool:
+    """``not x``."""
+    return type(node) is ast.UnaryOp and type(node.op) is ast.Not
 
 
 def may_jump(stmt: Statement) -> bool:
     """Whether ``stmt`` may leave its block early (break, continue, return, raise)."""
-    if isinstance(stmt, _JUMPS):
+    kind = type(stmt)
+    if kind in _JUMP_TYPES:
         return True
+    if kind not in _COMPOUND_TYPES:
+        return False
     cached = _MAY_JUMP.get(id(stmt))
     if cached is not None and cached[0] is stmt:
         return cached[1]
-    jumps = isinstance(stmt, cst.BaseCompoundStatement) and any(
-        type(n) in _JUMP_TYPES for n in walk(stmt))
+    jumps = any(type(n) in _JUMP_TYPES for n in walk(stmt))
     _MAY_JUMP[id(stmt)] = (stmt, jumps)
     return jumps
 
 
-def bound_names(node: cst.CSTNode) -> set[str]:
+def is_compound(stmt: ast.AST) -> bool:
+    return type(stmt) in _COMPOUND_TYPES
+
+
+def bound_names(node: ast.AST) -> set[str]:
     """Names a loop (or a function, with its parameters but ``self``/``cls``) may rebind."""
     cached = _BOUND.get(id(node))
     if cached is not None and cached[0] is node:
         return set(cached[1])
     names = set()
-    if isinstance(node, cst.FunctionDef):
-        names.update(parameter_names(node.params))
+    if isinstance(node, FUNCTIONS):
+        names.update(parameter_names(node.args))
         names -= {"self", "cls"}
     for n in walk(node):
         for target in assignment_targets(n):

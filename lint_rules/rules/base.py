@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from lint_rules.finding import Edit, Finding, Fix
 
-if TYPE_CHECKING:  # rule modules load without libcst; only their checks need it
-    import libcst as cst
+if TYPE_CHECKING:
+    import ast
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class Rule:
     def finding(
         cls,
         analysis,
-        node: cst.CSTNode,
+        node: ast.AST,
         message: str,
         edits: tuple[Edit, ...] | None = None,
         *,

@@ -67,7 +67,9 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     learning rate or the loss scaling may need review. When the step sits under a guard of
     its own inside the window's counter test (`if math.isfinite(norm): step()`), the reset
     goes after that guard, so a skipped step still ends the window. A reset in `finally:` or
-    in an exception handler is never moved: it also clears what a failed batch left.
+    in an exception handler is never moved: it also clears what a failed batch left. A reset
+    that shares its line with the step (`loss.backward(); opt.zero_grad(); opt.step()`)
+    moves within that line, every other token left as written.
     """
 
     CODE = "GC001"
@@ -244,6 +246,15 @@ class ZeroGradBetweenBackwardAndStep(Rule):
             "\tfor p in model.parameters():\n"
             "\t\tp.grad = None\n",
         ),
+        Invalid(
+            "for x, y in loader:\n"
+            "    loss = criterion(model(x), y)\n"
+            "    loss.backward(); optimizer.zero_grad(); optimizer.step()  # one line\n",
+            (3,),
+            "for x, y in loader:\n"
+            "    loss = criterion(model(x), y)\n"
+            "    loss.backward(); optimizer.step(); optimizer.zero_grad()  # one line\n",
+        ),
     ]
 
     @classmethod
@@ -278,17 +289,17 @@ def _message(issue) -> str:
 
 
 def _fix(analysis, issue):
-    import libcst as cst  # loaded by the analysis already; rule modules import without it
+    import ast
 
     zero_stmt = analysis.statement_of(issue.at.node)
     step_stmt = analysis.statement_of(issue.step.node)
     if zero_stmt is None or step_stmt is None:
         return None, True
-    if isinstance(zero_stmt, cst.Expr) and zero_stmt.value is not issue.at.node:
+    if type(zero_stmt) is ast.Expr and zero_stmt.value is not issue.at.node:
         return None, True
     if analysis.function_of(zero_stmt) is not analysis.function_of(step_stmt):
         return None, True
-    if _inside(analysis, zero_stmt, (cst.Finally, cst.ExceptHandler)):
+    if _in_cleanup(analysis, zero_stmt):
         # The reset also clears what a failed iteration left; moving it would let that leak.
         return None, True
     step_stmt = _window_end(analysis, step_stmt, zero_stmt)
@@ -302,15 +313,19 @@ def _fix(analysis, issue):
     return edits, not issue.loop_carried
 
 
-def _inside(analysis, node, kinds) -> bool:
-    """Whether ``node`` sits in one of ``kinds`` within its own function."""
-    from lint_rules import syntax  # needs libcst, which rule modules load lazily
+def _in_cleanup(analysis, node) -> bool:
+    """Whether ``node`` sits in an ``except`` handler or a ``finally:`` block of its function."""
+    import ast
 
-    current = analysis.index.parents.get(id(node))
+    from lint_rules import syntax
+
+    child, current = node, analysis.index.parents.get(id(node))
     while current is not None and not isinstance(current, syntax.SCOPES):
-        if isinstance(current, kinds):
+        if type(current) is ast.ExceptHandler:
             return True
-        current = analysis.index.parents.get(id(current))
+        if isinstance(current, syntax.TRIES) and any(s is child for s in current.finalbody):
+            return True
+        child, current = current, analysis.index.parents.get(id(current))
     return False
 
 def _window_end(analysis, step_stmt, zero_stmt):
@@ -318,7 +333,7 @@ def _window_end(analysis, step_stmt, zero_stmt):
     own inside the counter test that closes the window (`if (i + 1) % k == 0:` then
     `if math.isfinite(norm): step()`), after that guard, so that a skipped step still ends the
     window with a reset instead of leaving gradients to pile up forever."""
-    import libcst as cst
+    import ast
 
     from lint_rules import syntax
 
@@ -330,9 +345,9 @@ def _window_end(analysis, step_stmt, zero_stmt):
     anchor = step_stmt
     node = analysis.index.parents.get(id(step_stmt))
     while node is not None and id(node) not in around_zero:
-        if isinstance(node, (cst.For, cst.While, cst.With, *syntax.SCOPES)):
+        if isinstance(node, (*syntax.LOOPS, *syntax.WITHS, *syntax.SCOPES)):
             break
-        if isinstance(node, cst.If):
+        if type(node) is ast.If:
             names = syntax.names_in(node.test)
             if syntax.has_modulo(node.test) or not analysis.index.counter_flags().isdisjoint(names):
                 return anchor  # the window's own test: the reset goes last inside it

@@ -60,7 +60,8 @@ class MissingZeroGrad(Rule):
     ## Fix safety
     The fix inserts `<optimizer>.zero_grad()` right after the step (after each step the
     finding names), at the same indentation; for `opt.step(closure)` it goes first in the
-    closure's body, which the optimizer calls before every evaluation. No fix is offered for
+    closure's body, which the optimizer calls before every evaluation; a step that shares its
+    line (`opt.step(); scheduler.step()`) gets the reset right after it on that line. No fix is offered for
     an optimizer built with a class that has no `zero_grad()` (`DistributedOptimizer`).
     It is safe: after a step has applied the gradients, resetting them changes nothing but
     the next step's input, which is exactly what was wrong.
@@ -232,6 +233,15 @@ class MissingZeroGrad(Rule):
             "        opt.step()\n"
             "        opt.zero_grad()\n",
         ),
+        Invalid(
+            "for x, y in loader:\n"
+            "    criterion(model(x), y).backward()\n"
+            "    optimizer.step(); scheduler.step()\n",
+            (3,),
+            "for x, y in loader:\n"
+            "    criterion(model(x), y).backward()\n"
+            "    optimizer.step(); optimizer.zero_grad(); scheduler.step()\n",
+        ),
     ]
 
     @classmethod
@@ -279,34 +289,33 @@ def _fix(analysis, issue):
 
 def _closure_step(step) -> bool:
     """``opt.step(closure)``: LBFGS and friends call the closure, and its backward, inside."""
-    from lint_rules.events import dotted  # needs libcst, which rule modules load lazily
+    from lint_rules.events import dotted
 
     call = step.node
-    return bool(call.args) and hasattr(call.func, "value") and dotted(call.func.value) == step.target
+    return bool(call.args or call.keywords) and hasattr(call.func, "value") and \
+        dotted(call.func.value) == step.target
 
 
 def _closure_fix(analysis, issue):
     """``opt.step(closure)`` calls the closure (LBFGS: several times per step), so the reset
     goes first in the closure's body, as in torch's documentation; none for a lambda."""
-    import libcst as cst
+    import ast
 
     from lint_rules import syntax
 
     call = issue.step.node
-    closure = call.args[0].value
-    if not isinstance(closure, cst.Name):
+    closure = call.args[0] if call.args else syntax.keyword(call, "closure")
+    if type(closure) is not ast.Name:
         return None
     scope = analysis.function_of(call)
     defs = [n for n in syntax.walk(scope if scope is not None else analysis.tree)
-            if isinstance(n, cst.FunctionDef) and n.name.value == closure.value]
+            if isinstance(n, syntax.FUNCTIONS) and n.name == closure.id]
     if len(defs) != 1:
         return None
     body = syntax.body_of(defs[0])
     first = body[0] if body else None
-    if isinstance(first, cst.SimpleStatementLine):
-        first = first.body[0]
     if _is_docstring(first) and len(body) > 1:
-        first = body[1].body[0] if isinstance(body[1], cst.SimpleStatementLine) else body[1]
+        first = body[1]
     receiver = analysis.optimizer_text(issue.step)
     if first is None or not analysis.index.can_zero("".join(receiver.split())):
         return None
@@ -314,7 +323,7 @@ def _closure_fix(analysis, issue):
 
 
 def _is_docstring(stmt) -> bool:
-    import libcst as cst
+    import ast
 
-    return isinstance(stmt, cst.Expr) and isinstance(stmt.value, (cst.SimpleString,
-                                                                  cst.ConcatenatedString))
+    return type(stmt) is ast.Expr and type(stmt.value) is ast.Constant and \
+        isinstance(stmt.value.value, (str, bytes))

@@ -111,7 +111,7 @@ class LossAccumulatedWithGraph(Rule):
 
     @classmethod
     def check(cls, analysis) -> list:
-        from lint_rules.accumulation import running_totals  # needs libcst: load on first use
+        from lint_rules.accumulation import running_totals
 
         findings = []
         for total in running_totals(analysis):

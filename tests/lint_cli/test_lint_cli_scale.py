@@ -114,3 +114,22 @@ def test_generated_programs_report_the_bug_or_say_why_not(tmp_path_factory, expr
     report = lint_paths(LintOptions(paths=[str(path)], use_cache=False, jobs=1))
     codes = {finding.code for _, finding in report.findings}
     assert codes & {"GC002", "GC000"}, codes  # the planted bug, or why it could not be seen
+
+
+def test_split_survives_decorators_strings_and_else_at_column_zero() -> None:
+    # Candidate cuts at column 0 that are not statement starts: a decorator line, a string
+    # spanning lines whose text starts at column 0, and `else:` of a top-level `if`.
+    source = (
+        "import torch\n"
+        "if torch.cuda.is_available():\n    device = 'cuda'\nelse:\n    device = 'cpu'\n"
+        "@torch.no_grad()\ndef evaluate(model):\n    return model\n"
+        'HELP = """\nsay():\n  nothing\n"""\n'
+        "def train(model, data, opt):\n    for b in data:\n        model(b).backward()\n        opt.step()\n"
+        "def other():\n    return 1\n"
+    )
+    pieces = split(source, piece_lines=6)
+    assert pieces is not None and len(pieces) > 1
+    joined = sorted({line for piece in pieces for line in piece.lines})
+    assert joined == list(range(1, source.count("\n") + 1))  # every line lands in some piece
+    for piece in pieces:
+        compile(piece.text, "<piece>", "exec")

@@ -146,7 +146,8 @@ def sample(files: list[Path], lines: int, seed: int = 0) -> list[Path]:
     return chosen
 
 
-def timed(command: list[str], cwd: Path, repeat: int) -> tuple[float, float]:
+def timed(command: list[str], cwd: Path, repeat: int,
+          env: dict[str, str] | None = None) -> tuple[float, float]:
     """Median wall time and median CPU time (user + sys, children included) of ``repeat``
     runs.
 
@@ -158,7 +159,7 @@ def timed(command: list[str], cwd: Path, repeat: int) -> tuple[float, float]:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       check=False)
+                       env=env, check=False)
         walls.append(time.perf_counter() - start)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpus.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
@@ -199,6 +200,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--corpus", action="append", default=None, choices=CORPORA,
                         help="time only this corpus (repeatable; default: all)")
+    parser.add_argument("--baseline", metavar="CHECKOUT",
+                        help="also time the gradcheck of another checkout (e.g. a git "
+                             "worktree of main), alternating with this one")
     parser.add_argument("--git-dir", action="append", default=[], metavar="NAME=PATH",
                         help="a local clone or mirror of a pinned repository")
     args = parser.parse_args()
@@ -206,12 +210,13 @@ def main() -> None:
     git_dirs = dict(item.split("=", 1) for item in args.git_dir)
     roots = build_corpus(git_dirs, tuple(args.corpus or CORPORA))
     names = [name for name in args.corpus or CORPORA if name in roots]
-    _with_bytecode()
+    _with_bytecode(args.baseline)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"--jobs {args.jobs}; {os.cpu_count()} cores; load average {load:.1f} at the start")
+    baseline = " baseline cold s (CPU s) |" if args.baseline else ""
     print("| corpus | files | lines | gradcheck cold s (CPU s) | ruff s (CPU s) | "
-          "gradcheck / ruff (wall) | gradcheck warm s |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+          f"gradcheck / ruff (wall) | gradcheck warm s |{baseline}")
+    print("|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if args.baseline else ""))
     for name in names:
         side_by_side(name, roots[name], args)
     if "torch" in names:
@@ -221,15 +226,17 @@ def main() -> None:
     print(f"\nload average {load:.1f} at the end")
 
 
-def _with_bytecode() -> None:
+def _with_bytecode(baseline: str | None) -> None:
     """Let gradcheck's runs read and write cached bytecode, as an installed package has it.
 
     NOTE: with PYTHONDONTWRITEBYTECODE set (some sandboxes set it) every run compiles
     gradcheck, lint_rules and click from source again: ~70 ms that no installed copy pays.
     """
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    subprocess.run(_gradcheck(1) + ["--no-cache", str(ROOT.parent / "fixtures")],
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    for env in (None, dict(os.environ, PYTHONPATH=baseline) if baseline else None):
+        subprocess.run(_gradcheck(1) + ["--no-cache", str(ROOT.parent / "fixtures")],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                       check=False)
 
 
 def _gradcheck(jobs: int) -> list[str]:
@@ -244,20 +251,28 @@ def side_by_side(name: str, root: Path, args) -> None:
     gradcheck = _gradcheck(args.jobs)
     shutil.rmtree(CORPUS / ".gradcheck_cache", ignore_errors=True)
     ruff = [tool("ruff"), "check", "--isolated", "--no-cache", "--exit-zero", name]
-    # alternate the two tools so a change in the machine's load hits both alike
-    colds, ruffs = [], []
+    # alternate the tools so a change in the machine's load hits all alike
+    colds, ruffs, baselines = [], [], []
     for _ in range(args.repeat):
         colds.append(timed(gradcheck + ["--no-cache", name], CORPUS, 1))
         if ruff[0]:
             ruffs.append(timed(ruff, CORPUS, 1))
+        if args.baseline:
+            baselines.append(timed(gradcheck + ["--no-cache", name], CORPUS, 1,
+                                   dict(os.environ, PYTHONPATH=args.baseline)))
     cold = _median_pair(colds)
     ruff_time = _median_pair(ruffs) if ruffs else (float("nan"), float("nan"))
     subprocess.run(gradcheck + [name], cwd=CORPUS, stdout=subprocess.DEVNULL, check=False)
     warm = timed(gradcheck + [name], CORPUS, args.repeat)
     shutil.rmtree(CORPUS / ".gradcheck_cache", ignore_errors=True)
     ratio = f"{cold[0] / ruff_time[0]:.2f}x" if ruff[0] else "n/a"
+    baseline = ""
+    if baselines:
+        wall, cpu = _median_pair(baselines)
+        baseline = f" {wall:.2f} ({cpu:.2f}) |"
     print(f"| {name} | {len(files):,} | {lines:,} | {cold[0]:.2f} ({cold[1]:.2f}) | "
-          f"{ruff_time[0]:.2f} ({ruff_time[1]:.2f}) | {ratio} | {warm[0]:.2f} |", flush=True)
+          f"{ruff_time[0]:.2f} ({ruff_time[1]:.2f}) | {ratio} | {warm[0]:.2f} |{baseline}",
+          flush=True)
 
 
 def _median_pair(runs: list[tuple[float, float]]) -> tuple[float, float]:

@@ -1,7 +1,7 @@
 """Time ``gradcheck lint`` against ruff, TorchFix, Fixit and bare parsers on real corpora.
 
-The corpora live in ``bench/_corpus/`` (git-ignored, made its own git repository so no
-tool applies this project's ignore files or configuration):
+The corpora live in ``bench/_corpus/`` (git-ignored, made its own git repository with its own
+``pyproject.toml``, so no tool applies this project's ignore files or configuration):
 
 - ``torch``: the ``.py`` files of the installed torch wheel (the version pins them);
 - ``fixtures``: a copy of this project's ``fixtures/`` (what the README runs first);
@@ -29,6 +29,7 @@ import random
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -49,11 +50,14 @@ REPOSITORIES = {
 _KEPT = re.compile(r"\.(py|ipynb)$|(^|/)(pyproject\.toml|\.gitignore)$")
 
 
-def build_corpus(git_dirs: dict[str, str]) -> dict[str, Path]:
+CORPORA = (*PACKAGES, "fixtures", *REPOSITORIES)
+
+
+def build_corpus(git_dirs: dict[str, str], names: tuple[str, ...] = CORPORA) -> dict[str, Path]:
     """Copy each installed package's .py files, and each pinned repository's tree, into
-    the corpus (once)."""
+    the corpus (once); only the corpora in ``names``."""
     roots = {}
-    for name in PACKAGES:
+    for name in (name for name in PACKAGES if name in names):
         spec = importlib.util.find_spec(name)
         if spec is None or not spec.submodule_search_locations:
             continue
@@ -66,10 +70,11 @@ def build_corpus(git_dirs: dict[str, str]) -> dict[str, Path]:
                 shutil.copyfile(path, destination)
         roots[name] = target
     fixtures = CORPUS / "fixtures"  # the bundled examples, the README's first command
-    if not fixtures.exists():
-        shutil.copytree(ROOT.parent / "fixtures", fixtures)
-    roots["fixtures"] = fixtures
-    for name, (url, commit) in REPOSITORIES.items():
+    if "fixtures" in names:
+        if not fixtures.exists():
+            shutil.copytree(ROOT.parent / "fixtures", fixtures)
+        roots["fixtures"] = fixtures
+    for name, (url, commit) in ((n, pin) for n, pin in REPOSITORIES.items() if n in names):
         target = CORPUS / name
         if not target.exists():
             git_dir = git_dirs.get(name) or _clone(name, url, commit)
@@ -77,6 +82,11 @@ def build_corpus(git_dirs: dict[str, str]) -> dict[str, Path]:
         roots[name] = target
     if not (CORPUS / ".git").exists():
         subprocess.run(["git", "init", "-q"], cwd=CORPUS, check=True)
+    settings = CORPUS / "pyproject.toml"
+    if not settings.exists():
+        # the defaults, and a stop: gradcheck looks no further up for settings, so this
+        # project's own (its per-file-ignores, its cache directory) never applies here
+        settings.write_text("[tool.gradcheck.lint]\n", encoding="utf-8")
     return roots
 
 
@@ -136,23 +146,24 @@ def sample(files: list[Path], lines: int, seed: int = 0) -> list[Path]:
     return chosen
 
 
-def timed(command: list[str], cwd: Path, repeat: int) -> tuple[float, float]:
-    """Best wall time and best CPU time (user + sys, children included) of ``repeat`` runs.
+def timed(command: list[str], cwd: Path, repeat: int,
+          env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Median wall time and median CPU time (user + sys, children included) of ``repeat``
+    runs.
 
     CPU time is reported beside wall time because a shared machine's load inflates wall
     time unevenly; CPU time is the fairer measure of work done.
     """
-    best_wall = best_cpu = float("inf")
+    walls, cpus = [], []
     for _ in range(repeat):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       check=False)
-        wall = time.perf_counter() - start
+                       env=env, check=False)
+        walls.append(time.perf_counter() - start)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        best_wall, best_cpu = min(best_wall, wall), min(best_cpu, cpu)
-    return best_wall, best_cpu
+        cpus.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def parse_loop(kind: str, files: list[Path]) -> float:
@@ -184,22 +195,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample-lines", type=int, default=8_000,
                         help="lines in the sample for the slow tools")
-    parser.add_argument("--repeat", type=int, default=2, help="runs per fast tool (best kept)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="runs per fast tool (the median is kept)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--corpus", action="append", default=None,
+    parser.add_argument("--corpus", action="append", default=None, choices=CORPORA,
                         help="time only this corpus (repeatable; default: all)")
+    parser.add_argument("--baseline", metavar="CHECKOUT",
+                        help="also time the gradcheck of another checkout (e.g. a git "
+                             "worktree of main), alternating with this one")
     parser.add_argument("--git-dir", action="append", default=[], metavar="NAME=PATH",
                         help="a local clone or mirror of a pinned repository")
     args = parser.parse_args()
 
     git_dirs = dict(item.split("=", 1) for item in args.git_dir)
-    roots = build_corpus(git_dirs)
-    names = args.corpus or list(roots)
+    roots = build_corpus(git_dirs, tuple(args.corpus or CORPORA))
+    names = [name for name in args.corpus or CORPORA if name in roots]
+    _with_bytecode(args.baseline)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"--jobs {args.jobs}; {os.cpu_count()} cores; load average {load:.1f} at the start")
+    baseline = " baseline cold s (CPU s) |" if args.baseline else ""
     print("| corpus | files | lines | gradcheck cold s (CPU s) | ruff s (CPU s) | "
-          "gradcheck / ruff (wall) | gradcheck warm s |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+          f"gradcheck / ruff (wall) | gradcheck warm s |{baseline}")
+    print("|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if args.baseline else ""))
     for name in names:
         side_by_side(name, roots[name], args)
     if "torch" in names:
@@ -207,6 +224,19 @@ def main() -> None:
         slow_tools(roots["torch"], args)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"\nload average {load:.1f} at the end")
+
+
+def _with_bytecode(baseline: str | None) -> None:
+    """Let gradcheck's runs read and write cached bytecode, as an installed package has it.
+
+    NOTE: with PYTHONDONTWRITEBYTECODE set (some sandboxes set it) every run compiles
+    gradcheck, lint_rules and click from source again: ~70 ms that no installed copy pays.
+    """
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    for env in (None, dict(os.environ, PYTHONPATH=baseline) if baseline else None):
+        subprocess.run(_gradcheck(1) + ["--no-cache", str(ROOT.parent / "fixtures")],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                       check=False)
 
 
 def _gradcheck(jobs: int) -> list[str]:
@@ -221,18 +251,32 @@ def side_by_side(name: str, root: Path, args) -> None:
     gradcheck = _gradcheck(args.jobs)
     shutil.rmtree(CORPUS / ".gradcheck_cache", ignore_errors=True)
     ruff = [tool("ruff"), "check", "--isolated", "--no-cache", "--exit-zero", name]
-    # alternate the two tools so a change in the machine's load hits both alike
-    cold = ruff_time = (float("inf"), float("inf"))
+    # alternate the tools so a change in the machine's load hits all alike
+    colds, ruffs, baselines = [], [], []
     for _ in range(args.repeat):
-        cold = min(cold, timed(gradcheck + ["--no-cache", name], CORPUS, 1))
+        colds.append(timed(gradcheck + ["--no-cache", name], CORPUS, 1))
         if ruff[0]:
-            ruff_time = min(ruff_time, timed(ruff, CORPUS, 1))
+            ruffs.append(timed(ruff, CORPUS, 1))
+        if args.baseline:
+            baselines.append(timed(gradcheck + ["--no-cache", name], CORPUS, 1,
+                                   dict(os.environ, PYTHONPATH=args.baseline)))
+    cold = _median_pair(colds)
+    ruff_time = _median_pair(ruffs) if ruffs else (float("nan"), float("nan"))
     subprocess.run(gradcheck + [name], cwd=CORPUS, stdout=subprocess.DEVNULL, check=False)
     warm = timed(gradcheck + [name], CORPUS, args.repeat)
     shutil.rmtree(CORPUS / ".gradcheck_cache", ignore_errors=True)
     ratio = f"{cold[0] / ruff_time[0]:.2f}x" if ruff[0] else "n/a"
+    baseline = ""
+    if baselines:
+        wall, cpu = _median_pair(baselines)
+        baseline = f" {wall:.2f} ({cpu:.2f}) |"
     print(f"| {name} | {len(files):,} | {lines:,} | {cold[0]:.2f} ({cold[1]:.2f}) | "
-          f"{ruff_time[0]:.2f} ({ruff_time[1]:.2f}) | {ratio} | {warm[0]:.2f} |", flush=True)
+          f"{ruff_time[0]:.2f} ({ruff_time[1]:.2f}) | {ratio} | {warm[0]:.2f} |{baseline}",
+          flush=True)
+
+
+def _median_pair(runs: list[tuple[float, float]]) -> tuple[float, float]:
+    return statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
 
 
 def slow_tools(root: Path, args) -> None:

@@ -6,7 +6,6 @@ They parse options, call :mod:`gradcheck.lint.runner`, print, and exit with a co
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -100,12 +99,11 @@ def lint_command(paths: tuple[str, ...], select: tuple[str, ...], extend_select:
     from gradcheck import __version__
     from gradcheck.lint.config import ConfigError
     from gradcheck.lint.formats import render, render_statistics
+    from gradcheck.lint.gitignore import PatternError
     from gradcheck.lint.registry import all_rules
     from gradcheck.lint.runner import LintOptions, lint_paths
     from gradcheck.lint.selection import SelectorError
     from gradcheck.lint.settings import Overrides
-
-    from gradcheck.lint.gitignore import PatternError
 
     if select and not _split(select):
         _fail("--select names no rule, so nothing would be checked; give codes, prefixes or "
@@ -176,6 +174,8 @@ def lint_command(paths: tuple[str, ...], select: tuple[str, ...], extend_select:
               show_default=True)
 def rule_command(rule: str, fmt: str) -> None:
     """Print the documentation of RULE (a code such as GC001, or a name)."""
+    import json
+
     from gradcheck.lint.registry import find_rule
 
     try:
@@ -196,6 +196,8 @@ def rule_command(rule: str, fmt: str) -> None:
               show_default=True)
 def rules_command(fmt: str) -> None:
     """List every rule: code, name and summary."""
+    import json
+
     from gradcheck.lint.registry import all_rules
 
     rules = all_rules()

@@ -110,7 +110,7 @@ def discover(paths: list[Path], finder: ConfigFinder) -> Discovery:
     [PosixPath('no/such/file.py')]
     """
     result = Discovery()
-    seen: set[Path] = set()
+    seen: set[str] = set()  # absolute paths, as strings: pathlib costs too much per file
     walker = _Walker(finder)
     for given in paths:
         if given.is_dir():
@@ -118,16 +118,16 @@ def discover(paths: list[Path], finder: ConfigFinder) -> Discovery:
             found: list[str] = []
             walker.walk(str(absolute), _ancestor_ignores(absolute), found)
             cut = len(str(absolute)) + 1
-            files = [given / path[cut:] for path in found]
+            for path in found:
+                if path not in seen:
+                    seen.add(path)
+                    result.files.append(given / path[cut:])
         elif given.exists():
-            files = [given]
             result.explicit.add(given)
-        else:
-            result.missing.append(given)
-            continue
-        for path in files:
-            key = path.absolute()
+            key = str(given.absolute())
             if key not in seen:
                 seen.add(key)
-                result.files.append(path)
+                result.files.append(given)
+        else:
+            result.missing.append(given)
     return result

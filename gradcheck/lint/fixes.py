@@ -1,7 +1,6 @@
 """Apply rule fixes until none is left (idempotence), and show them as a unified diff."""
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 
 from gradcheck.lint.document import Document, DocumentError
@@ -76,6 +75,8 @@ def unified_diff(before: str, after: str, display: str) -> str:
     -a
     +b
     """
+    import difflib
+
     lines = difflib.unified_diff(
         before.splitlines(keepends=True),
         after.splitlines(keepends=True),

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from xml.etree import ElementTree
 
 from gradcheck.lint.fixes import applicable
 from gradcheck.lint.registry import RuleInfo
@@ -178,6 +177,8 @@ def render_github(report: Report) -> str:
 
 def render_junit(report: Report) -> str:
     """JUnit XML: a test suite per file with findings, a test case per finding."""
+    from xml.etree import ElementTree
+
     total = len(report.findings)
     root = ElementTree.Element("testsuites", name="gradcheck", tests=str(max(total, 1)),
                                failures=str(total), errors="0")

@@ -22,6 +22,9 @@ _FILE_NOQA = re.compile(
     r"^[ \t]*#\s*gradcheck\s*:\s*noqa(?![\w-])(?:\s*:\s*(?P<codes>[A-Za-z0-9,\s]+))?\s*$",
     re.IGNORECASE | re.MULTILINE,
 )
+# the start of a file-level comment anywhere on a line: a literal "#" first lets the regex
+# engine skip ahead, where _FILE_NOQA (anchored at line starts) tries every character
+_FILE_NOQA_ANYWHERE = re.compile(r"#\s*gradcheck\s*:\s*noqa", re.IGNORECASE)
 _CODE = re.compile(r"[A-Za-z]+[0-9]+")
 # every case of the letters "qa": a plain substring test that no spelling of noqa escapes
 _TAILS = ("qa", "qA", "Qa", "QA")
@@ -56,7 +59,8 @@ def scan(source: str) -> Suppressions:
     if not any(tail in source for tail in _TAILS):
         return Suppressions()
     whole_file, file_codes = False, set()
-    for match in _FILE_NOQA.finditer(source):
+    file_comments = _FILE_NOQA.finditer(source) if _FILE_NOQA_ANYWHERE.search(source) else ()
+    for match in file_comments:
         codes = match.group("codes")
         if codes and _CODE.findall(codes):
             file_codes.update(code.upper() for code in _CODE.findall(codes))

@@ -9,19 +9,23 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gradcheck.lint.cache import CACHE_DIR, Cache, entry_key, finding_from_dict, finding_to_dict
 from gradcheck.lint.config import ConfigFinder
-from gradcheck.lint.document import Document, DocumentError, parse
+from gradcheck.lint.document import Document, parse
 from gradcheck.lint.files import discover
-from gradcheck.lint.noqa import scan, warnings_for
 from gradcheck.lint.registry import all_rules
 from gradcheck.lint.result import FileResult, Report
+from gradcheck.lint.screening import Job, cells, screen, settle_bytes
 from gradcheck.lint.settings import Overrides, Settings
 
-PARALLEL_MIN_BYTES = 100_000  # below this much source, starting a pool costs more than it saves
+# below this much source to check, starting a pool costs more than it saves
+PARALLEL_MIN_BYTES = 100_000
+# below this much source to screen, screening here beats a round trip through a pool
+SCREEN_IN_POOL_BYTES = 4_000_000
 
 
 @dataclass
@@ -40,17 +44,6 @@ class LintOptions:
     cache_dir: Path | None = None
 
 
-@dataclass(frozen=True)
-class _Job:
-    path: str
-    display: str
-    codes: frozenset[str]
-    data: bytes | None  # None: the worker reads the file itself
-    notebook: bool
-    write: bool  # write fixes back to ``path`` (False for stdin and --diff)
-    explicit: bool = False  # named on the command line or stdin: syntax errors always count
-
-
 def _display(path: Path) -> str:
     if path.is_absolute():
         try:
@@ -58,12 +51,6 @@ def _display(path: Path) -> str:
         except ValueError:
             return str(path)
     return path.as_posix()
-
-
-def _cells(document: Document) -> list[tuple[int, int]] | None:
-    if document.notebook is None:
-        return None
-    return [(cell.first_line, cell.number) for cell in document.notebook.cells]
 
 
 _LINE_REFERENCE = re.compile(r"\bline (\d+)\b")
@@ -85,47 +72,7 @@ def _cell_messages(result: FileResult) -> FileResult:
     return result
 
 
-def _quick(job: _Job, document: Document, known: set[str]) -> FileResult | None:
-    """A result reached without the rules (the prefilter says no finding); else None."""
-    from gradcheck.lint.checker import syntax_errors
-    from lint_rules.prefilter import could_have_findings
-
-    program = document.program
-    if job.codes and could_have_findings(program):
-        return None
-    # NOTE: only a file the user named is parsed here, as ruff reports its syntax errors;
-    # a directory walk keeps the text shortcut (a skipped file cannot hold a finding)
-    findings = syntax_errors(program, job.display) if job.explicit else []
-    # only unknown-code warnings are left to find; they need a "GC..." code in a comment
-    has_code = "GC" in program or "gc" in program
-    warnings = warnings_for(scan(program), known, program) if has_code else []
-    return FileResult(job.display, findings, warnings, cells=_cells(document))
-
-
-def screen(job: _Job, known: set[str], fixing: bool) -> _Job | FileResult:
-    """Read ``job``'s file and settle it without the rules when the prefilter can (a
-    result); else the job, its bytes loaded, for :func:`process`. Cheap: runs anywhere."""
-    from gradcheck.lint.checker import io_error
-
-    if job.data is None:
-        try:
-            job = dataclasses.replace(job, data=Path(job.path).read_bytes())
-        except OSError as error:
-            return FileResult(job.display, [io_error(f"cannot read: {error.strerror}")])
-    try:
-        document = parse(job.data, notebook=job.notebook)
-    except DocumentError as error:
-        quick: FileResult | None = FileResult(job.display, [io_error(str(error))])
-    else:
-        quick = _quick(job, document, known)
-    if quick is None:
-        return job
-    if fixing and job.path == "-":
-        quick.output = job.data  # stdin with --fix echoes the text it left alone
-    return quick
-
-
-def process(job: _Job, fixing: bool, unsafe: bool, known: set[str]) -> FileResult:
+def process(job: Job, fixing: bool, unsafe: bool, known: set[str]) -> FileResult:
     """Read, prefilter, lint (and, when ``fixing``, fix) one file. Runs in a worker."""
     from gradcheck.lint.checker import check_document, io_error
     from gradcheck.lint.fixes import fix_document, unified_diff
@@ -143,9 +90,9 @@ def process(job: _Job, fixing: bool, unsafe: bool, known: set[str]) -> FileResul
         return outcome.findings
 
     if not fixing:
-        return _cell_messages(FileResult(job.display, lint(document), warnings, _cells(document)))
+        return _cell_messages(FileResult(job.display, lint(document), warnings, cells(document)))
     fixed_doc, applied, remaining = fix_document(document, lint, unsafe=unsafe)
-    result = FileResult(job.display, remaining, warnings, _cells(fixed_doc), fixed=applied)
+    result = FileResult(job.display, remaining, warnings, cells(fixed_doc), fixed=applied)
     new_bytes = fixed_doc.to_bytes()
     if applied and new_bytes != job.data:
         before = job.data.decode("utf-8")
@@ -155,7 +102,7 @@ def process(job: _Job, fixing: bool, unsafe: bool, known: set[str]) -> FileResul
             # nothing was written: report the file as it stands, and why it was not fixed
             error = io_error(f"cannot write the {applied} fix{'es' * (applied != 1)}: {problem}; "
                              "the file is unchanged")
-            result = FileResult(job.display, [error, *lint(document)], warnings, _cells(document))
+            result = FileResult(job.display, [error, *lint(document)], warnings, cells(document))
     if job.path == "-":
         result.output = new_bytes
     return _cell_messages(result)
@@ -193,11 +140,11 @@ def write_atomically(path: Path, data: bytes) -> str | None:
     return None
 
 
-def _process_chunk(chunk: list[_Job], fixing: bool, unsafe: bool, known: set[str]) -> list[FileResult]:
+def _process_chunk(chunk: list[Job], fixing: bool, unsafe: bool, known: set[str]) -> list[FileResult]:
     return [process(job, fixing, unsafe, known) for job in chunk]
 
 
-def _crashed(job: _Job, how: str) -> FileResult:
+def _crashed(job: Job, how: str) -> FileResult:
     from gradcheck.lint.checker import io_error
 
     return FileResult(job.display, [io_error(
@@ -206,7 +153,7 @@ def _crashed(job: _Job, how: str) -> FileResult:
         "exclude the file, or report it")])
 
 
-def _size(job: _Job) -> int:
+def _size(job: Job) -> int:
     if job.data is not None:
         return len(job.data)
     try:
@@ -215,31 +162,43 @@ def _size(job: _Job) -> int:
         return 0
 
 
-def _run_jobs(jobs: list[_Job], workers: int, fixing: bool, unsafe: bool, known: set[str]) -> list[FileResult]:
-    """Process ``jobs``: in a pool when there is enough source for several cores, else the
-    cheap screening here and the rest in one child process (see ``workers.py``)."""
+def _run_jobs(jobs: list[Job], workers: int, fixing: bool, unsafe: bool, known: set[str]) -> list[FileResult]:
+    """Process ``jobs``: screening here, or in a pool when there is much source; what
+    screening leaves goes to a pool when it is enough for several cores, else to one
+    child process (see ``workers.py``)."""
+    sizes = {id(job): _size(job) for job in jobs}
+
+    def size(job: Job) -> int:
+        return sizes[id(job)] if job.data is None else len(job.data)
+
+    parallel = workers > 1 and len(jobs) > 1
+    if parallel and sum(map(size, jobs)) >= SCREEN_IN_POOL_BYTES:
+        return _in_children(jobs, size, workers, fixing, unsafe, known)
+    results: list[FileResult] = []
+    remaining: list[Job] = []
+    for job in jobs:
+        screened = screen(job, known, fixing)
+        (results if isinstance(screened, FileResult) else remaining).append(screened)
+    if not remaining:
+        return results
+    if not (parallel and len(remaining) > 1 and sum(map(size, remaining)) >= PARALLEL_MIN_BYTES):
+        workers = 1
+    return results + _in_children(remaining, size, workers, fixing, unsafe, known)
+
+
+def _in_children(jobs: list[Job], size: Callable[[Job], int], workers: int, fixing: bool,
+                 unsafe: bool, known: set[str]) -> list[FileResult]:
+    """:func:`process` ``jobs`` in a pool of ``workers`` processes, or in one child."""
     import functools
 
+    # NOTE: imported only when some file needs a child (multiprocessing costs ~15 ms)
     import lint_rules  # noqa: F401  (loaded before forking so workers share it)
     from gradcheck.lint import workers as pools
 
     work = functools.partial(_process_chunk, fixing=fixing, unsafe=unsafe, known=known)
-    sizes = {id(job): _size(job) for job in jobs}
-    jobs = sorted(jobs, key=lambda job: sizes[id(job)], reverse=True)
-    if workers > 1 and len(jobs) > 1 and sum(sizes.values()) >= PARALLEL_MIN_BYTES:
-        # NOTE: round-robin chunks over the size-sorted list give every chunk a share of the
-        # large files, so no worker is left with all of them
-        count = min(len(jobs), workers * 4)
-        return pools.run_in_pool([jobs[i::count] for i in range(count)], work, workers, _crashed)
-    results: list[FileResult] = []
-    remaining: list[_Job] = []
-    for job in jobs:
-        screened = screen(job, known, fixing)
-        if isinstance(screened, FileResult):
-            results.append(screened)
-        else:
-            remaining.append(screened)
-    return results + pools.run_contained(remaining, work, _crashed)
+    if workers > 1:
+        return pools.run_in_pool(jobs, size, work, workers, _crashed)
+    return pools.run_contained(jobs, work, _crashed)
 
 
 def _from_cache(display: str, value: dict) -> FileResult:
@@ -275,7 +234,7 @@ def lint_paths(options: LintOptions) -> Report:
     settings = Settings(rules, options.overrides, finder)
     fixing = options.fix or options.diff
     results: list[FileResult] = []
-    pending: list[_Job] = []
+    pending: list[Job] = []
     cache = None
     if options.use_cache:
         cache = Cache(options.cache_dir or finder.project_root(Path.cwd()) / CACHE_DIR)
@@ -284,7 +243,7 @@ def lint_paths(options: LintOptions) -> Report:
     if options.stdin_data is not None:
         name = options.stdin_filename or "-"
         codes = settings.codes_for(Path(options.stdin_filename or "stdin.py"))
-        pending.append(_Job("-", name, codes, options.stdin_data, name.endswith(".ipynb"),
+        pending.append(Job("-", name, codes, options.stdin_data, name.endswith(".ipynb"),
                             False, True))
     found = discover([Path(p) for p in options.paths if p != "-"], finder)
     for missing in found.missing:
@@ -296,10 +255,11 @@ def lint_paths(options: LintOptions) -> Report:
         notebook = path.suffix == ".ipynb"
         explicit = path in found.explicit
         if cache is None:
-            pending.append(_Job(str(path), display, codes, None, notebook, write, explicit))
+            pending.append(Job(str(path), display, codes, None, notebook, write, explicit))
             continue
         try:
-            data = path.read_bytes()
+            with open(path, "rb") as handle:
+                data = handle.read()
         except OSError as error:
             results.append(FileResult(display, [io_error(f"cannot read: {error.strerror}")]))
             continue
@@ -310,7 +270,13 @@ def lint_paths(options: LintOptions) -> Report:
             if not fixing or not any(applicable(f, options.unsafe_fixes) for f in cached.findings):
                 results.append(cached)
                 continue
-        pending.append(_Job(str(path), display, codes, data, notebook, write, explicit))
+        job = Job(str(path), display, codes, data, notebook, write, explicit)
+        settled = settle_bytes(job, data, known)  # here: the bytes are already read
+        if settled is not None:
+            results.append(settled)
+            cache.put(key, _to_cache(settled))
+            continue
+        pending.append(job)
         keys[display] = key
     workers = options.jobs or os.cpu_count() or 1
     for result in _run_jobs(pending, workers, fixing, options.unsafe_fixes, known):

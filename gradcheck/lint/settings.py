@@ -38,6 +38,7 @@ class Settings:
         self._base: dict[int, frozenset[str]] = {}
         self._per_file: dict[int, list[tuple[str, set[str]]]] = {}  # globs, codes expanded
         self._config_by_dir: dict[str, FileConfig] = {}
+        self._roots: dict[int, str] = {}  # id(config) -> its root as a string, with a separator
         self._cwd = os.getcwd()
         # validate the command line once, even when no file is linted
         resolve(rules, select=overrides.select, extend_select=overrides.extend_select,
@@ -61,6 +62,18 @@ class Settings:
             ]
         return self._base[key]
 
+    def _relative(self, absolute: str, config: FileConfig) -> str | None:
+        """``absolute`` relative to ``config``'s root, ``/``-separated; None outside it."""
+        root = self._roots.get(id(config))
+        if root is None:
+            root = self._roots[id(config)] = str(config.root.absolute()).rstrip(os.sep) + os.sep
+        if absolute.startswith(root) and os.sep + "." not in absolute:
+            return absolute[len(root):].replace(os.sep, "/")  # the common case, without pathlib
+        try:  # "." and ".." components: leave them to pathlib's rules
+            return Path(absolute).relative_to(config.root.absolute()).as_posix()
+        except ValueError:
+            return None
+
     def codes_for(self, path: Path) -> frozenset[str]:
         """The analysis codes to run on ``path`` (per-file ignores applied).
 
@@ -79,10 +92,7 @@ class Settings:
         codes = self._codes_for_config(config)
         if not config.per_file_ignores:
             return codes
-        try:
-            relative = Path(absolute).relative_to(config.root.absolute()).as_posix()
-        except ValueError:
-            relative = Path(text).as_posix()
+        relative = self._relative(absolute, config) or Path(text).as_posix()
         dropped: set[str] = set()
         for glob, ignored in self._per_file[id(config)]:
             if _matches(glob, relative):

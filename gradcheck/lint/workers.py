@@ -13,7 +13,7 @@ from __future__ import annotations
 import multiprocessing
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
@@ -23,6 +23,10 @@ from gradcheck.lint.result import FileResult
 Job = TypeVar("Job")
 Work = Callable[[list], list[FileResult]]  # a module-level function (the pool pickles it)
 Crashed = Callable[[object, str], FileResult]  # (job, how the process died) -> a GC000 result
+# NOTE: several batches per worker, so that the pool hands work to whichever worker is free
+# and no worker idles long while the other finishes one oversized batch
+_BATCHES_PER_WORKER = 32
+_MIN_BATCH_BYTES = 8_000  # smaller batches cost more in round trips than they balance
 
 
 def can_contain() -> bool:
@@ -30,22 +34,47 @@ def can_contain() -> bool:
     return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
-def run_in_pool(chunks: Sequence[list], work: Work, workers: int, crashed: Crashed) -> list[FileResult]:
-    """``work(chunk)`` for every chunk in a pool of ``workers`` processes; the chunks of a
-    pool that breaks are retried one child at a time."""
+def batches(jobs: list, size: Callable[[object], int], count: int) -> list[list]:
+    """``jobs``, sorted biggest first, packed in order into about ``count`` batches of
+    similar total size; a job bigger than a share is a batch of its own.
+
+    >>> batches([9, 5, 2, 2, 1, 1], size=lambda job: job, count=3)
+    [[9], [5, 2], [2, 1, 1]]
+    """
+    share = max(sum(map(size, jobs)) / max(count, 1), 1)
+    packed: list[list] = []
+    current: list = []
+    current_size = 0
+    for job in jobs:
+        current.append(job)
+        current_size += size(job)
+        if current_size >= share:
+            packed.append(current)
+            current, current_size = [], 0
+    return packed + [current] if current else packed
+
+
+def run_in_pool(jobs: list, size: Callable[[object], int], work: Work, workers: int,
+                crashed: Crashed) -> list[FileResult]:
+    """``work`` on ``jobs`` in a pool of ``workers`` processes, in batches of similar size,
+    the biggest jobs first (so a large file is not left to start last while the other
+    workers idle). The batches of a pool that breaks are retried one child at a time."""
     context = multiprocessing.get_context("fork" if can_contain() else None)
+    jobs = sorted(jobs, key=size, reverse=True)
     results: list[FileResult] = []
     lost: list[list] = []
-    with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=context,
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context,
                              initializer=_quiet_crashes) as pool:
-        futures = [(chunk, pool.submit(work, chunk)) for chunk in chunks]
-        for chunk, future in futures:
+        most = sum(map(size, jobs)) // _MIN_BATCH_BYTES
+        count = max(workers, min(workers * _BATCHES_PER_WORKER, most))
+        futures = [(batch, pool.submit(work, batch)) for batch in batches(jobs, size, count)]
+        for batch, future in futures:
             try:
                 results.extend(future.result())
             except BrokenProcessPool:
-                lost.append(chunk)  # one dead worker fails every chunk still pending
-    for chunk in lost:
-        results.extend(run_contained(chunk, work, crashed))
+                lost.append(batch)  # one dead worker fails every batch still pending
+    for batch in lost:
+        results.extend(run_contained(batch, work, crashed))
     return results
 
 

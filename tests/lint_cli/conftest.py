@@ -140,6 +140,7 @@ def fake_rules(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(lint_rules, "check_source", check_source, raising=False)
     monkeypatch.setattr(lint_rules, "RULES", (FakeRule("GC009", "fake-bug"),), raising=False)
     monkeypatch.setattr("lint_rules.prefilter.could_have_findings", lambda source: True)
+    monkeypatch.setattr("lint_rules.prefilter.could_have_findings_in_bytes", lambda data: True)
     return calls
 
 

@@ -56,6 +56,16 @@ def test_per_file_ignores(project, kit):
     assert "tests/test_loop.py" not in paths and "src/pkg/loop.py" in paths
 
 
+@pytest.mark.parametrize("given", [".", "./tests/../tests", "tests/./test_loop.py", "tests"])
+def test_per_file_ignores_match_however_the_path_is_spelled(project, kit, given):
+    _tree(project, kit, '[tool.gradcheck.lint.per-file-ignores]\n"tests/*" = ["missing-zero-grad"]')
+    kit.write(project, {".hidden/tests/x.py": kit.MISSING_ZERO_GRAD})
+    run = kit.run_cli(["lint", "--no-cache", "--format", "json", given, ".hidden"])
+    paths = {path for path, _ in _codes(run)}
+    source = {"src/pkg/loop.py", "src/pkg/zero.py"} if given == "." else set()
+    assert paths == {".hidden/tests/x.py"} | source
+
+
 def test_exclude_and_extend_exclude(project, kit):
     _tree(project, kit, 'extend-exclude = ["tests/"]')
     run = kit.run_cli(["lint", "--no-cache", "--format", "json"])

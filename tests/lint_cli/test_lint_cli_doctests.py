@@ -11,7 +11,8 @@ MODULES = [
     "gradcheck.lint.document", "gradcheck.lint.files", "gradcheck.lint.fixes",
     "gradcheck.lint.formats", "gradcheck.lint.gitignore", "gradcheck.lint.noqa",
     "gradcheck.lint.notebook", "gradcheck.lint.registry", "gradcheck.lint.result",
-    "gradcheck.lint.runner", "gradcheck.lint.selection", "gradcheck.lint.settings",
+    "gradcheck.lint.runner", "gradcheck.lint.screening", "gradcheck.lint.selection",
+    "gradcheck.lint.settings", "gradcheck.lint.workers",
     "lint_rules.prefilter",
 ]
 

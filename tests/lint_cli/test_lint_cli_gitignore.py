@@ -6,6 +6,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gradcheck.lint.gitignore import IgnoreFile, compile_pattern
 
@@ -59,3 +61,26 @@ def test_comments_and_blank_lines_are_not_patterns():
     assert compile_pattern("# comment") is None
     assert compile_pattern("   ") is None
     assert compile_pattern("\\#not-a-comment") is not None
+
+
+def _last_match(ignore_file: IgnoreFile, relative: str, is_dir: bool) -> bool | None:
+    """git's rule read literally: the last pattern that matches decides."""
+    verdict = None
+    for pattern in ignore_file.patterns:
+        if (is_dir or not pattern.directory_only) and pattern.regex.match(relative):
+            verdict = not pattern.negated
+    return verdict
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.sampled_from(PATTERNS + ["!*.py", "!build/", "*", "!a", "b/", "**"]),
+                      max_size=8),
+       parts=st.lists(st.sampled_from(["a", "b", "build", "x1.py", "keep.log", "cache",
+                                       "top_only.py", "docs", "generated"]),
+                      min_size=1, max_size=4),
+       is_dir=st.booleans())
+def test_joined_pattern_runs_decide_as_the_last_matching_pattern(lines, parts, is_dir):
+    ignore_file = IgnoreFile(Path("/r"), lines)
+    relative = "/".join(parts)
+    assert ignore_file.decide("/r/" + relative, is_dir) == _last_match(ignore_file, relative,
+                                                                       is_dir)

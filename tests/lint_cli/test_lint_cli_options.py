@@ -92,9 +92,12 @@ def test_quiet_prints_findings_only(tree, kit):
     assert "GC002" in run.stdout
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize("jobs", ["1", "2", "2, screening in the pool"])
 def test_jobs_do_not_change_the_result(tree, jobs, monkeypatch, kit):
     monkeypatch.setattr("gradcheck.lint.runner.PARALLEL_MIN_BYTES", 0)
+    if "screening" in jobs:
+        monkeypatch.setattr("gradcheck.lint.runner.SCREEN_IN_POOL_BYTES", 0)
+        jobs = "2"
     run = kit.run_cli(["lint", "--no-cache", "--jobs", jobs, "--format", "json"])
     assert sorted((r["path"], r["line"], r["code"]) for r in json.loads(run.stdout)) == [
         ("train_bad.py", kit.STEP_LINE, "GC002"), ("train_zero.py", kit.ZERO_LINE, "GC001")]

@@ -61,6 +61,17 @@ def test_linting_imports_no_numpy_or_torch(project, kit):
     assert "GC002" in out and "HEAVY []" in out
 
 
+def test_a_clean_tree_starts_no_worker_and_loads_no_parser(project, kit):
+    # every file is settled on its bytes: no child process, so no multiprocessing, no libcst
+    kit.write(project, {"model.py": "import torch\nlayer = torch.nn.Linear(2, 2)\n",
+                        "util.py": "def step(x):\n    return x + 1\n"})
+    heavy = ("multiprocessing", "concurrent.futures", "libcst", "tempfile", "difflib",
+             "xml.etree")
+    out = _run_in_fresh_python(project, ["lint", "--no-cache"], heavy)
+    assert "All checks passed!" not in out  # printed on stderr, which is not captured
+    assert out.strip().endswith("HEAVY []"), out
+
+
 @pytest.mark.slow
 def test_whole_standard_library_without_crashes(tmp_path):
     import sysconfig

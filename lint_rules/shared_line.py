@@ -23,6 +23,11 @@ from lint_rules.finding import Edit
 from lint_rules.source import SourceText
 
 
+# NOTE: libcst's native parser overflows the C stack on an expression chain some thousands
+# deep (Python 3.10's parser lets those through); no line worth rewriting is this long.
+MAX_LINE = 2_000
+
+
 @dataclass
 class _Line:
     """One physical line of simple statements: libcst's tree of it and where it lies."""
@@ -51,6 +56,8 @@ def _line(stmt: ast.stmt, text: SourceText) -> _Line | None:
     if stmt.end_lineno != number:
         return None
     line = text.line_text(number)
+    if len(line) > MAX_LINE:
+        return None
     indent = len(line) - len(line.lstrip(" \t"))
     try:
         tree = cst.parse_statement(line[indent:] + "\n")

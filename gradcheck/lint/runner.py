@@ -2,7 +2,7 @@
 
 The main process answers what it can from the cache; every other file is read, passed
 through the cheap text prefilter, and only when it may hold a finding handed to the
-libcst-based rules, in a process pool when there is enough work to pay for one.
+rules, in a process pool when there is enough work to pay for one.
 """
 from __future__ import annotations
 
@@ -149,7 +149,7 @@ def _crashed(job: Job, how: str) -> FileResult:
 
     return FileResult(job.display, [io_error(
         f"not checked: the parser crashed on this file (its worker process died: {how}); "
-        "the file is probably nested too deeply for libcst. Simplify the deepest expression, "
+        "the file is probably nested too deeply for the parser. Simplify the deepest expression, "
         "exclude the file, or report it")])
 
 

@@ -1,7 +1,8 @@
 """Where the rules run: worker processes that may die without taking the run with them.
 
-libcst's native parser can overflow the C stack on hostile input (a segfault, which no
-``except`` catches). So on platforms that fork, the files that reach the rules are checked
+A parser can overflow the C stack on hostile input (a segfault, which no ``except``
+catches): Python 3.10's does on long expression chains, and libcst's native parser, which
+the shared-line fixes use, on deep nesting. So on platforms that fork, the files that reach the rules are checked
 in child processes: a pool when there is enough work for several cores, else one child.
 When a child dies, its batch is split in half and each half retried in a fresh child,
 until the one file that kills its process is found; that file gets a GC000 result and

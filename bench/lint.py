@@ -8,7 +8,9 @@ The corpora live in ``bench/_corpus/`` (git-ignored, made its own git repository
 - ``diffusers``, ``accelerate``, ``lightning``: the repositories at the commits pinned in
   ``REPOSITORIES``, fetched once with ``git`` (``--git-dir NAME=PATH`` takes a local clone
   or mirror instead of the network). Only ``.py``/``.ipynb`` files, ``pyproject.toml`` and
-  ``.gitignore`` files are written out; nothing fetched is ever committed.
+  ``.gitignore`` files are written out; nothing fetched is ever committed;
+- ``wild``: the 49 training-heavy repositories of the precision corpus (``bench/wild/``),
+  only when asked for by name: ``python bench/wild/corpus.py fetch`` builds it.
 
 Each corpus is timed on its own, gradcheck and ruff side by side in the same run.
 
@@ -51,6 +53,7 @@ _KEPT = re.compile(r"\.(py|ipynb)$|(^|/)(pyproject\.toml|\.gitignore)$")
 
 
 CORPORA = (*PACKAGES, "fixtures", *REPOSITORIES)
+WILD = "wild"  # 49 repositories, 2.7M lines: timed only when named
 
 
 def build_corpus(git_dirs: dict[str, str], names: tuple[str, ...] = CORPORA) -> dict[str, Path]:
@@ -80,6 +83,10 @@ def build_corpus(git_dirs: dict[str, str], names: tuple[str, ...] = CORPORA) -> 
             git_dir = git_dirs.get(name) or _clone(name, url, commit)
             _write_tree(git_dir, commit, target)
         roots[name] = target
+    if WILD in names:
+        if not (CORPUS / WILD).exists():
+            subprocess.run([sys.executable, str(ROOT / "wild" / "corpus.py"), "fetch"], check=True)
+        roots[WILD] = CORPUS / WILD
     if not (CORPUS / ".git").exists():
         subprocess.run(["git", "init", "-q"], cwd=CORPUS, check=True)
     settings = CORPUS / "pyproject.toml"
@@ -198,7 +205,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs per fast tool (the median is kept)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--corpus", action="append", default=None, choices=CORPORA,
+    parser.add_argument("--corpus", action="append", default=None, choices=(*CORPORA, WILD),
                         help="time only this corpus (repeatable; default: all)")
     parser.add_argument("--baseline", metavar="CHECKOUT",
                         help="also time the gradcheck of another checkout (e.g. a git "

@@ -73,6 +73,7 @@ class ModuleIndex:
         self.referenced: set[str] = set()  # every name read and attribute used in the file
         self.passed_along: set[str] = set()  # names handed to a call as an argument
         self.zeroed: set[str] = set()  # receivers of a `zero_grad()` call somewhere here
+        self.annotated: set[str] = set()  # parameters annotated as optimizers
         parents = self.parents
         referenced = self.referenced
         children = syntax.children
@@ -109,6 +110,8 @@ class ModuleIndex:
                 self._note_optimizer(node, [node.target], node.value)
             elif kind is ast.Expr and (is_grad_zeroing(node) or is_grad_write(node)):
                 events.append(node)
+            elif kind is ast.arg and node.annotation is not None and _names_optimizer(node.annotation):
+                self.annotated.add(node.arg)
         self.called = {name for name, _ in local_calls}  # names of every non-event call
         self._local_calls = local_calls
         self._called_functions: set[int] | None = None
@@ -247,17 +250,32 @@ class ModuleIndex:
         return any(a & b for i, a in enumerate(held) for b in held[i + 1:])
 
     def can_zero(self, key: str) -> bool:
-        """Whether ``key.zero_grad()`` exists: not when the file built it with a class that has
-        none; yes when it built it with another optimizer class or calls ``zero_grad`` on it."""
+        """Whether ``key.zero_grad()`` may be called: not when the file built it with a class
+        that has none; yes with evidence (``zero_grad_evidence``), or a name that reads as an
+        optimizer's (never a scheduler's, scaler's or EMA's: `looks_like_optimizer` rules
+        those out)."""
         if self.built_by.get(key) in NO_ZERO_GRAD:
             return False
-        # Otherwise a name that reads as an optimizer's (never a scheduler's, scaler's or
-        # EMA's: `looks_like_optimizer` rules those out) is taken at its word.
-        return key in self.optimizers or key in self.zeroed or looks_like_optimizer(key)
+        return self.zero_grad_evidence(key) or looks_like_optimizer(key)
+
+    def zero_grad_evidence(self, key: str) -> bool:
+        """Whether the file itself shows that ``key`` has a ``zero_grad()``: it builds it with
+        an optimizer class, annotates a parameter of that name as an optimizer, or calls
+        ``zero_grad`` on it somewhere. A name alone is no evidence.
+
+        >>> source = "def f(o: torch.optim.Optimizer, optimizer):\\n    pass\\n"
+        >>> index = ModuleIndex(ast.parse(source), SourceText(source))
+        >>> index.zero_grad_evidence("o"), index.zero_grad_evidence("optimizer")
+        (True, False)
+        """
+        if self.built_by.get(key) in NO_ZERO_GRAD:
+            return False
+        return key in self.optimizers or key in self.zeroed or key in self.annotated
 
     def is_optimizer(self, key: str) -> bool:
-        """Built by an optimizer constructor in this file, or named like one."""
-        return key in self.optimizers or looks_like_optimizer(key)
+        """Built by an optimizer constructor in this file, annotated as an optimizer, or
+        (the last resort) named like one."""
+        return key in self.optimizers or key in self.annotated or looks_like_optimizer(key)
 
     def models_of(self, optimizer: str) -> set[str]:
         """Receivers whose ``.parameters()`` went into ``optimizer``'s constructor."""
@@ -353,6 +371,17 @@ _PREPARERS = frozenset({"prepare", "setup", "initialize", "setup_module_and_opti
 
 # Optimizers without a `zero_grad()`: they keep gradients elsewhere (per autograd context).
 NO_ZERO_GRAD = frozenset({"DistributedOptimizer"})
+
+def _names_optimizer(annotation: ast.AST) -> bool:
+    """``Optimizer``, ``torch.optim.AdamW``, ``Optional[Optimizer]``, ``"optim.SGD"``."""
+    if type(annotation) is ast.Constant and isinstance(annotation.value, str):
+        words = annotation.value.replace("[", " ").replace("]", " ").replace("|", " ").split()
+    else:
+        words = [dotted(n) or "" for n in syntax.walk(annotation)
+                 if type(n) is ast.Name or type(n) is ast.Attribute]
+    return any(last_name(w).endswith("Optimizer") or last_name(w) in OPTIMIZER_CLASSES
+               for w in words)
+
 
 def _listed_tensors(call: ast.Call) -> set[str]:
     args = syntax.positional(call)

@@ -63,14 +63,17 @@ class MissingZeroGrad(Rule):
     closure's body, which the optimizer calls before every evaluation; a step that shares its
     line (`opt.step(); scheduler.step()`) gets the reset right after it on that line. No fix is offered for
     an optimizer built with a class that has no `zero_grad()` (`DistributedOptimizer`).
-    It is safe: after a step has applied the gradients, resetting them changes nothing but
-    the next step's input, which is exactly what was wrong.
+    After a step has applied the gradients, resetting them changes nothing but the next
+    step's input, which is exactly what was wrong. The fix is safe when the file shows that
+    the receiver has a `zero_grad()`: it builds it with an optimizer class, annotates it as
+    an optimizer, or resets it elsewhere. When only its name says so (a parameter called
+    `optimizer`), the fix is unsafe and applies only with `--unsafe-fixes`.
     """
 
     CODE = "GC002"
     NAME = "missing-zero-grad"
     MESSAGE = "step() applies gradients that still hold backward passes an earlier step applied"
-    FIX_SAFETY = "safe"
+    FIX_SAFETY = "mixed"
 
     VALID: ClassVar[list[Valid]] = [
         Valid(
@@ -262,29 +265,35 @@ class MissingZeroGrad(Rule):
                 plural = "s" * (len(issue.also) > 1)
                 verb = "apply" if plural else "applies"
                 message += f" The step{plural} on line{plural} {lines} {verb} the same stale gradients."
-            findings.append(cls.finding(analysis, step.node, message, _fix(analysis, issue),
+            edits, safe = _fix(analysis, issue)
+            findings.append(cls.finding(analysis, step.node, message, edits, safe=safe,
                                         description=f"insert `{name}.zero_grad()` after the step"))
         return findings
 
 
-def _fix(analysis, issue):
-    """A reset after every step of the cause; none at all when one of them cannot take it."""
+def _fix(analysis, issue) -> tuple[tuple | None, bool]:
+    """A reset after every step of the cause (none at all when one of them cannot take it),
+    and whether the file shows every receiver has a ``zero_grad()`` (else only its name says
+    so, and the fix is unsafe)."""
     edits = []
     # The reset belongs after the step that applied the old gradients (usually this one).
     if _closure_step(issue.step):
         return _closure_fix(analysis, issue)
     anchors = {id(a.node): a for a in (issue.applied_by or issue.step, *issue.also)}
+    safe = True
     for anchor in anchors.values():
         stmt = analysis.statement_of(anchor.node)
         receiver = analysis.optimizer_text(anchor)
-        if not analysis.index.can_zero("".join(receiver.split())):
-            return None  # no evidence that the receiver has a zero_grad() to call
+        key = "".join(receiver.split())
+        if not analysis.index.can_zero(key):
+            return None, True  # the file built it with a class that has no zero_grad()
+        safe &= analysis.index.zero_grad_evidence(key)
         zero = f"{receiver}.zero_grad()"
         inserted = fixes.insert_after(stmt, zero, analysis.text) if stmt else None
         if inserted is None:
-            return None
+            return None, True
         edits.extend(e for e in inserted if e not in edits)  # one reset per place
-    return tuple(edits)
+    return tuple(edits), safe
 
 
 def _closure_step(step) -> bool:
@@ -306,20 +315,22 @@ def _closure_fix(analysis, issue):
     call = issue.step.node
     closure = call.args[0] if call.args else syntax.keyword(call, "closure")
     if type(closure) is not ast.Name:
-        return None
+        return None, True
     scope = analysis.function_of(call)
     defs = [n for n in syntax.walk(scope if scope is not None else analysis.tree)
             if isinstance(n, syntax.FUNCTIONS) and n.name == closure.id]
     if len(defs) != 1:
-        return None
+        return None, True
     body = syntax.body_of(defs[0])
     first = body[0] if body else None
     if _is_docstring(first) and len(body) > 1:
         first = body[1]
     receiver = analysis.optimizer_text(issue.step)
-    if first is None or not analysis.index.can_zero("".join(receiver.split())):
-        return None
-    return fixes.insert_before(first, f"{receiver}.zero_grad()", analysis.text)
+    key = "".join(receiver.split())
+    if first is None or not analysis.index.can_zero(key):
+        return None, True
+    edits = fixes.insert_before(first, f"{receiver}.zero_grad()", analysis.text)
+    return edits, analysis.index.zero_grad_evidence(key)
 
 
 def _is_docstring(stmt) -> bool:

@@ -121,3 +121,36 @@ def test_a_fix_after_a_non_ascii_line_keeps_every_other_character(word: str) -> 
     (finding,) = [f for f in check_source(source, strict=True) if f.code == "GC002"]
     assert (finding.line, finding.column, finding.end_column) == (4, 5, 21)
     assert _fixed(source, "GC002") == source + "    optimizer.zero_grad()\n"
+
+
+LOOP_BODY = "    for x, y in loader:\n        loss_fn(model(x), y).backward()\n        {opt}.step()\n"
+
+
+@pytest.mark.parametrize(("head", "opt", "safe"), [
+    # built here with an optimizer class: evidence
+    ("def train(model, loader):\n    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n",
+     "optimizer", True),
+    # annotated as an optimizer, whatever its name: evidence
+    ("def train(model, loader, o: torch.optim.Optimizer):\n", "o", True),
+    ("def train(model, loader, o: 'Optional[Optimizer]'):\n", "o", True),
+    # reset somewhere else in the file: evidence
+    ("def warm_up(optimizer):\n    optimizer.zero_grad()\n\n"
+     "def train(model, loader, optimizer):\n", "optimizer", True),
+    # only the parameter's name says it is an optimizer: the fix needs --unsafe-fixes
+    ("def train(model, loader, optimizer):\n", "optimizer", False),
+])
+def test_a_reset_is_a_safe_fix_only_with_evidence_of_zero_grad(head: str, opt: str, safe: bool) -> None:
+    source = "import torch\n\n" + head + LOOP_BODY.format(opt=opt)
+    (finding,) = [f for f in check_source(source) if f.code == "GC002"]
+    assert finding.fix is not None and finding.fix.safe is safe
+    assert f"{opt}.zero_grad()" in finding.fix.apply(source)
+
+
+def test_an_annotation_makes_an_unusual_name_an_optimizer() -> None:
+    source = ("def train(model, loader, o: torch.optim.Optimizer, sched):\n"
+              "    for x, y in loader:\n"
+              "        loss_fn(model(x), y).backward()\n"
+              "        o.step()\n"
+              "        sched.step()\n")
+    assert [(f.code, f.line) for f in check_source(source)] == [("GC002", 4)]
+    assert check_source(source.replace("o: torch.optim.Optimizer", "o")) == []

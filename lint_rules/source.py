@@ -37,9 +37,8 @@ class SourceText:
     (7, '\\r\\n', (2, 1))
     """
 
-    def __init__(self, source: str, module: object = None) -> None:
+    def __init__(self, source: str) -> None:
         self.source = source
-        self.module = module
         self.line_starts = [0]
         for match in _LINE_END.finditer(source):
             self.line_starts.append(match.end())

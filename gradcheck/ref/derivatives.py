@@ -617,6 +617,22 @@ def _einsum_error(exc, *arrays, equation):
     return RuntimeError(f"einsum(): {exc}")
 
 
+def _onto_diagonals(grad, target: str, shape):
+    """The gradient of an operand that repeats a letter (``"ii"``): ``grad`` has one axis per
+    distinct letter; it lands on the diagonal of each repeat, zero elsewhere."""
+    first = {}
+    for axis, c in enumerate(target):
+        if c not in first:
+            first[c] = axis
+            continue
+        grad = grad.unsqueeze(axis)
+        size = shape[axis]
+        eye = module_of(grad._data).eye(size, dtype=grad._data.dtype)
+        grad = grad * _make(eye.reshape([size if k in (first[c], axis) else 1
+                                         for k in range(grad.dim())]))
+    return grad
+
+
 def _einsum(ctx, g):
     operands = ctx.saved_tensors
     subs, out = _einsum_parse(ctx.equation, len(operands))
@@ -625,18 +641,19 @@ def _einsum(ctx, g):
         if not ctx.needs_input_grad[i]:
             grads.append(None)
             continue
-        if len(set(target)) != len(target):
-            raise NotImplementedError("einsum backward with a repeated index in one operand")
         others = [s for j, s in enumerate(subs) if j != i]
         known = set(out).union(*others)
-        kept = "".join(c for c in target if c in known)
+        letters = "".join(dict.fromkeys(target))  # a repeated letter (a diagonal) once
+        kept = "".join(c for c in letters if c in known)
         eq = ",".join([out] + others) + "->" + kept
         grad = ops.einsum(eq, g, *[o for j, o in enumerate(operands) if j != i])
         # letters summed away inside this operand alone: the gradient is constant along them
-        for axis, c in enumerate(target):
+        for axis, c in enumerate(letters):
             if c not in known:
                 grad = grad.unsqueeze(axis)
         shape = ctx.in_meta[i][0]
+        if len(letters) != len(target):
+            grad = _onto_diagonals(grad, target, shape)
         grads.append(grad.expand(*shape) if grad.shape != shape else grad)
     return tuple(grads)
 

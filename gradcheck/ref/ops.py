@@ -222,10 +222,14 @@ def _einsum_spell_out(equation: str, tensors: list):
     spare = [c for c in string.ascii_letters if c not in equation]
     width = builtins.max(counts)
     letters = "".join(spare[:width])
-    batch = np.broadcast_shapes(*[
-        operand._data.shape[sub.index("..."):sub.index("...") + n]
-        for sub, operand, n in zip(subs, tensors, counts) if "..." in sub
-    ])
+    ellipses = [operand._data.shape[sub.index("..."):sub.index("...") + n]
+                for sub, operand, n in zip(subs, tensors, counts) if "..." in sub]
+    try:
+        batch = np.broadcast_shapes(*ellipses)
+    except ValueError:
+        raise RuntimeError(f"einsum(): the dims covered by '...' do not broadcast together: "
+                           f"{[list(e) for e in ellipses]} in {equation!r}; make them equal "
+                           f"or 1") from None
     new_subs, new_tensors = [], []
     for sub, operand, n in zip(subs, tensors, counts):
         if "..." in sub:

@@ -748,6 +748,28 @@ def _cumprod(ctx, g):
     return ((lower * inner).movedim(-1, d),)
 
 
+def _logcumsumexp_forward(a, dim):
+    return np.logaddexp.accumulate(a, axis=dim) if a.ndim else a.copy()
+
+
+def _logcumsumexp(ctx, g):
+    """grad_j = sum_{i >= j} g_i exp(x_j - out_i), summed in log space as a reversed
+    logcumsumexp, the positive and negative parts of g apart (exp(x) alone overflows).
+    Like torch, a part's zeros are the lowest finite log, not -inf, so that no inf - inf
+    reaches a higher-order gradient."""
+    x, out, d = _x(ctx), ctx.result, ctx.dim
+    if x.dim() == 0:
+        return (g,)
+    log_size = g.abs().log()
+    lowest = float(np.finfo(g._data.dtype).min)
+
+    def part(chosen):
+        logs = ops.where(chosen, log_size, lowest) - out
+        return (x + apply(TABLE["logcumsumexp"], logs.flip(d), dim=d).flip(d)).exp()
+
+    return (part(g > 0) - part(g < 0),)
+
+
 def _running_extreme(ctx, g):
     shape = ctx.in_meta[0][0]
     return (arguments.zeros_like_shape(g, shape).scatter_add(ctx.dim, _make(ctx.indices), g),)
@@ -954,6 +976,8 @@ TABLE = {
                    lambda ctx, g: (g.roll(tuple(-s for s in ctx.shifts), ctx.dims),), False),
     "cumprod": _unary("CumprodBackward0", lambda a, dim: np.cumprod(a, axis=dim), _cumprod,
                       True, True),
+    "logcumsumexp": _unary("LogcumsumexpBackward0", _logcumsumexp_forward, _logcumsumexp,
+                           True, True),
     "running_extreme": _unary("CummaxBackward0", lambda a, dim, indices: np.take_along_axis(
         a, indices, axis=dim), _running_extreme, False),
     "scatter": Op("ScatterBackward0", lambda a, index, src, dim: _scatter_forward(a, index, src,

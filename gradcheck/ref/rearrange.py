@@ -190,10 +190,16 @@ def masked_select(input, mask):  # noqa: A002
 
 
 def logcumsumexp(input, dim):  # noqa: A002
-    """log(cumsum(exp(x))) along ``dim``, shifted by the max for stability."""
-    shift = input.detach().amax(dim, keepdim=True)
-    shift = shift.masked_fill(~shift.isfinite(), 0.0)
-    return (input - shift).exp().cumsum(dim).log() + shift
+    """log(cumsum(exp(x))) along ``dim``, as a running ``logaddexp`` (exact for any spread).
+
+    >>> import gradcheck.ref as torch
+    >>> torch.logcumsumexp(torch.tensor([0.0, 100.0]), 0)
+    tensor([  0., 100.])
+    """
+    if not input.is_floating_point():
+        raise NotImplementedError(f"logcumsumexp is not implemented for {input.dtype}: convert "
+                                  f"the input with .float() first")
+    return apply(TABLE["logcumsumexp"], input, dim=_dim(dim, max(input._data.ndim, 1)))
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002

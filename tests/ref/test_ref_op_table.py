@@ -310,6 +310,9 @@ ROWS = [
         smooth=_away([0.0])),
     Row("cumprod_zeros", lambda m, a: (a * (a > 0.5)).cumprod(-1), min_dims=1,
         smooth=_away([0.5])),
+    Row("logcumsumexp", lambda m, a, dim: m.logcumsumexp(a, dim), min_dims=1, params=_dim_kw),
+    # a spread of hundreds: exp overflows in float64 unless the sum stays in log space
+    Row("logcumsumexp_spread", lambda m, a: (a * 400).logcumsumexp(-1), min_dims=1),
     Row("cummax", lambda m, a, dim: a.cummax(dim).values, min_dims=1, params=_dim_kw,
         smooth=_distinct, ties_differ=True),
     Row("cummin", lambda m, a, dim: m.cummin(a, dim).values, min_dims=1, params=_dim_kw,

@@ -22,6 +22,18 @@ def _shape_error(exc, a, b, **_):
     return mismatch_error(a.shape, b.shape)
 
 
+def _power(base, exponent):
+    """np.power with torch's rule for integers to negative integer powers, where numpy
+    raises: 1 and -1 keep their magnitude, every other base truncates to 0."""
+    if np.result_type(base, exponent).kind not in "iu" or not (np.asarray(exponent) < 0).any():
+        return np.power(base, exponent)  # a Python base keeps the tensor's dtype (NEP 50)
+    powered = np.power(base, np.maximum(exponent, 0))
+    base, exponent = np.asarray(base), np.asarray(exponent)
+    odd = exponent % 2 == 1
+    unit = np.where(base == 1, 1, np.where(base == -1, np.where(odd, -1, 1), 0))
+    return np.where(exponent < 0, unit, powered).astype(powered.dtype)
+
+
 def _binary(name, forward, backward, saves=(0, 1), saves_output=False, saves_when=None):
     return Op(name, forward, backward, saves, saves_output, on_error=_shape_error,
               saves_when=saves_when)
@@ -850,7 +862,7 @@ TABLE = {
     "sub": _binary("SubBackward0", np.subtract, lambda ctx, g: (g, -g), saves=()),
     "mul": _binary("MulBackward0", np.multiply, _mul, saves_when=CROSS),
     "div": _binary("DivBackward0", np.true_divide, _div, saves_when=((1,), (0, 1))),
-    "pow": _binary("PowBackward1", np.power, _pow, saves_output=True),
+    "pow": _binary("PowBackward1", _power, _pow, saves_output=True),
     "maximum": _binary("MaximumBackward0", np.maximum, _maximum),
     "minimum": _binary("MinimumBackward0", np.minimum, _minimum),
     "matmul": Op("MmBackward0", _matmul_forward, _matmul, (0, 1), on_error=_matmul_error,
@@ -860,7 +872,7 @@ TABLE = {
     "linear_no_bias": Op("MmBackward0", _linear_forward, _linear, (0, 1),
                          on_error=_linear_error, saves_when=CROSS),
     "pow_scalar": _unary("PowBackward0", lambda a, exponent: a ** exponent, _pow_scalar),
-    "rpow_scalar": _unary("PowBackward2", lambda a, base: base ** a, _rpow_scalar,
+    "rpow_scalar": _unary("PowBackward2", lambda a, base: _power(base, a), _rpow_scalar,
                           saves_input=False, saves_output=True),
     "neg": _unary("NegBackward0", np.negative, lambda ctx, g: (-g,), saves_input=False),
     "exp": _unary("ExpBackward0", np.exp, lambda ctx, g: (g * ctx.result,), False, True),

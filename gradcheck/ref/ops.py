@@ -90,6 +90,9 @@ def div(input, other, *, rounding_mode=None):  # noqa: A002
     if a is NotImplemented:
         return NotImplemented
     if rounding_mode is not None:
+        if a._data.dtype.kind in "biu" and b._data.dtype.kind in "biu" and not b._data.all():
+            raise RuntimeError(f"ZeroDivisionError: integer division by zero in div("
+                               f"rounding_mode={rounding_mode!r}); divide floats instead")
         with grad_mode.no_grad(), np.errstate(all="ignore"):  # torch is silent on x/0 here
             q = np.floor_divide(a._data, b._data) if rounding_mode == "floor" else np.trunc(
                 a._data / b._data).astype(a._data.dtype)
@@ -114,6 +117,10 @@ def pow(input, exponent):  # noqa: A001 - torch name
     ):
         if input._data.dtype.kind != "f" and isinstance(exponent, float):
             input = _float(input)
+        if input._data.dtype.kind in "iu" and exponent < 0:
+            raise RuntimeError(f"Integers to negative integer powers are not allowed: "
+                               f"{input.dtype} tensor ** {exponent}; convert the tensor with "
+                               f".float() first")
         return apply(TABLE["pow_scalar"], input, exponent=exponent)
     if not isinstance(input, Tensor) and isinstance(exponent, Tensor):
         exponent = _float(exponent) if isinstance(input, float) else exponent
@@ -390,6 +397,10 @@ def _bitwise(ufunc):
         a, b = _pair(input, other)
         if a is NotImplemented:
             return NotImplemented
+        for t in (a, b):
+            if t._data.dtype.kind in "fc":  # numpy says TypeError; torch NotImplementedError
+                raise NotImplementedError(f"{ufunc.__name__} is not implemented for {t.dtype}: "
+                                          f"it needs integer or bool tensors")
         return _make(np.asarray(ufunc(a._data, b._data)))
 
     return fn

@@ -110,7 +110,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):  # noqa: A
     tensor([0., 0., 5.])
     """
     d = _dim(dim, input._data.ndim)
-    shapes.check_index(index, input, d, "scatter")
+    shapes.check_scatter(index, input, d, src, "scatter")
     if src is None:
         src = value
     if reduce is not None:
@@ -125,7 +125,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):  # noqa: A
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):  # noqa: A002
     """Fold ``src`` into a copy of ``input`` at ``index`` with sum, prod, mean, amax or amin."""
     d = _dim(dim, input._data.ndim)
-    shapes.check_index(index, input, d, "scatter_reduce")
+    shapes.check_scatter(index, input, d, src, "scatter_reduce")
     return apply(TABLE["scatter_reduce"], input, index, src, dim=d, reduce=reduce,
                  include_self=include_self)
 

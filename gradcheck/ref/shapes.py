@@ -313,6 +313,21 @@ def check_index(index, input, dim, name):  # noqa: A002
         raise RuntimeError(f"index {value} is out of bounds for dimension {dim} with size {size}")
 
 
+def check_scatter(index, input, dim, src, name):  # noqa: A002
+    """torch's errors for scatter-like ops: ``check_index``'s, an index larger than ``input``
+    outside ``dim`` or larger than ``src``, and a ``src`` of another dtype than ``input``."""
+    check_index(index, input, dim, name)
+    shape, src_shape = index._data.shape, getattr(src, "shape", None)
+    if any(n > m for k, (n, m) in enumerate(zip(shape, input._data.shape)) if k != dim) or (
+            src_shape is not None and any(n > m for n, m in zip(shape, src_shape))):
+        raise RuntimeError(f"{name}(): Expected index {list(shape)} to be no larger than self "
+                           f"{list(input.shape)} apart from dimension {dim} and to be no larger "
+                           f"than src {list(src_shape or ())}")
+    if isinstance(src, Tensor) and src._data.dtype != input._data.dtype:
+        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype, got "
+                           f"{input.dtype} and {src.dtype}; convert src with .to(self.dtype)")
+
+
 def scatter_add(input, dim, index, src):  # noqa: A002
     """A copy of ``input`` with ``src`` added at ``index`` along ``dim``.
 

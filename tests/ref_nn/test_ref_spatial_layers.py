@@ -55,34 +55,41 @@ def conv_geometry(draw, spatial=2):
                 padding=padding, groups=groups, size=size, bias=draw(st.booleans()))
 
 
+@pytest.mark.parametrize("spatial", [1, 2, 3])
 @EXAMPLES
-@given(conv_geometry())
-def test_conv2d_matches_torch(g):
-    _check(lambda lib: lib.nn.Conv2d(g["c_in"], g["c_out"], g["kernel"], g["stride"],
-                                     g["padding"], g["dilation"], g["groups"], g["bias"]),
-           (2, g["c_in"]) + g["size"])
+@given(data=st.data())
+def test_conv_matches_torch(spatial, data):
+    g = data.draw(conv_geometry(spatial))
+    _check(lambda lib: getattr(lib.nn, f"Conv{spatial}d")(
+        g["c_in"], g["c_out"], g["kernel"], g["stride"], g["padding"], g["dilation"],
+        g["groups"], g["bias"]), (2, g["c_in"]) + g["size"])
 
 
+@pytest.mark.parametrize("spatial", [1, 2, 3])
 @EXAMPLES
-@given(conv_geometry(spatial=1))
-def test_conv1d_matches_torch(g):
-    _check(lambda lib: lib.nn.Conv1d(g["c_in"], g["c_out"], g["kernel"], g["stride"],
-                                     g["padding"], g["dilation"], g["groups"], g["bias"]),
-           (2, g["c_in"]) + g["size"])
-
-
-@EXAMPLES
-@given(conv_geometry(), st.integers(0, 1))
-def test_conv_transpose2d_matches_torch(g, extra):
+@given(data=st.data())
+def test_conv_transpose_matches_torch(spatial, data):
+    g, extra = data.draw(conv_geometry(spatial)), data.draw(st.integers(0, 1))
     output_padding = tuple(min(extra, max(s, d) - 1) for s, d in zip(g["stride"],
                                                                      g["dilation"]))
     # a positive output size needs 2 * padding <= dilation * (kernel - 1)
     padding = tuple(min(p, d * (k - 1) // 2) for p, d, k in zip(g["padding"], g["dilation"],
                                                                 g["kernel"]))
-    _check(lambda lib: lib.nn.ConvTranspose2d(g["c_in"], g["c_out"], g["kernel"], g["stride"],
-                                              padding, output_padding, g["groups"],
-                                              g["bias"], g["dilation"]),
-           (2, g["c_in"]) + g["size"])
+    _check(lambda lib: getattr(lib.nn, f"ConvTranspose{spatial}d")(
+        g["c_in"], g["c_out"], g["kernel"], g["stride"], padding, output_padding, g["groups"],
+        g["bias"], g["dilation"]), (2, g["c_in"]) + g["size"])
+
+
+def test_conv_errors_match_torch():
+    """A kernel larger than the padded input, and a padding tuple of the wrong length."""
+    torch = pytest.importorskip("torch")
+    for lib in (torch, ref):
+        conv2d = lib.nn.functional.conv2d
+        with pytest.raises(RuntimeError, match="Kernel size can't be greater"):
+            conv2d(lib.zeros(1, 1, 6, 7), lib.zeros(6, 1, 3, 3), dilation=3)
+        with pytest.raises(RuntimeError, match="padding to be a single integer value or a list "
+                                               "of 2 values"):
+            conv2d(lib.zeros(2, 16, 2, 2), lib.zeros(32, 16, 3, 3), padding=(1, 1, 1))
 
 
 @st.composite

@@ -8,7 +8,14 @@ from gradcheck.ref.nn.activation import LeakyReLU, LogSoftmax, ReLU, Sigmoid, So
 from gradcheck.ref.nn.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from gradcheck.ref.nn.container import ModuleList, Sequential
 from gradcheck.ref.nn.containers_dict import ModuleDict, ParameterDict, ParameterList
-from gradcheck.ref.nn.conv import Conv1d, Conv2d, ConvTranspose2d
+from gradcheck.ref.nn.conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
 from gradcheck.ref.nn.dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from gradcheck.ref.nn.flatten import Flatten
 from gradcheck.ref.nn.linear import Identity, Linear
@@ -70,7 +77,8 @@ from gradcheck.ref.nn.parallel import DataParallel
 __all__ = [
     "CELU", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d",
     "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
-    "ConstantPad1d", "ConstantPad2d", "Conv1d", "Conv2d", "ConvTranspose2d", "CrossEntropyLoss",
+    "ConstantPad1d", "ConstantPad2d", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+    "ConvTranspose2d", "ConvTranspose3d", "CrossEntropyLoss",
     "DataParallel",
     "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "ELU", "Embedding", "Flatten", "GELU", "GRU", "GRUCell", "GroupNorm",
     "Hardsigmoid", "Hardswish", "Hardtanh", "HuberLoss", "Identity", "KLDivLoss", "L1Loss",

@@ -218,7 +218,10 @@ from gradcheck.ref.nn.losses import (  # noqa: E402,F401
 from gradcheck.ref.nn.conv import (  # noqa: E402,F401
     conv1d,
     conv2d,
+    conv3d,
+    conv_transpose1d,
     conv_transpose2d,
+    conv_transpose3d,
     fold,
     unfold,
 )

@@ -93,29 +93,66 @@ def test_conv_errors_match_torch():
 
 
 @st.composite
-def pool_geometry(draw):
-    kernel = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
-    stride = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+def pool_geometry(draw, spatial=2):
+    kernel = tuple(draw(st.integers(1, 3)) for _ in range(spatial))
+    stride = tuple(draw(st.integers(1, 3)) for _ in range(spatial))
     padding = tuple(draw(st.integers(0, k // 2)) for k in kernel)
-    size = tuple(draw(st.integers(k, 7)) for k in kernel)
+    size = tuple(draw(st.integers(k, 7 if spatial < 3 else 5)) for k in kernel)
     return dict(kernel=kernel, stride=stride, padding=padding, size=size,
                 ceil_mode=draw(st.booleans()))
 
 
+@pytest.mark.parametrize("spatial", [1, 2, 3])
 @EXAMPLES
-@given(pool_geometry(), st.integers(1, 2))
-def test_max_pool2d_matches_torch(g, dilation):
-    if any(p * 2 > k for p, k in zip(g["padding"], g["kernel"])):
-        return
-    _check(lambda lib: lib.nn.MaxPool2d(g["kernel"], g["stride"], g["padding"], 1,
-                                        ceil_mode=g["ceil_mode"]), (2, 3) + g["size"])
+@given(data=st.data())
+def test_max_pool_matches_torch(spatial, data):
+    g, dilation = data.draw(pool_geometry(spatial)), data.draw(st.integers(1, 2))
+    # torch wants every window to start inside the input or its left padding
+    assume(all((k - 1) * dilation + 1 <= s + 2 * p for k, s, p in zip(g["kernel"], g["size"],
+                                                                      g["padding"])))
+    _check(lambda lib: getattr(lib.nn, f"MaxPool{spatial}d")(
+        g["kernel"], g["stride"], g["padding"], dilation, ceil_mode=g["ceil_mode"]),
+        (2, 3) + g["size"])
 
 
+@pytest.mark.parametrize("spatial", [1, 2, 3])
 @EXAMPLES
-@given(pool_geometry(), st.booleans())
-def test_avg_pool2d_matches_torch(g, count_include_pad):
-    _check(lambda lib: lib.nn.AvgPool2d(g["kernel"], g["stride"], g["padding"], g["ceil_mode"],
-                                        count_include_pad), (2, 3) + g["size"])
+@given(data=st.data())
+def test_avg_pool_matches_torch(spatial, data):
+    g, count_include_pad = data.draw(pool_geometry(spatial)), data.draw(st.booleans())
+    _check(lambda lib: getattr(lib.nn, f"AvgPool{spatial}d")(
+        g["kernel"], g["stride"], g["padding"], g["ceil_mode"], count_include_pad),
+        (2, 3) + g["size"])
+
+
+@pytest.mark.parametrize("spatial", [1, 2, 3])
+@EXAMPLES
+@given(data=st.data())
+def test_max_pool_indices_and_unpool_match_torch(spatial, data):
+    """return_indices gives torch's flat plane indices; max_unpool writes each value back
+    there (the gradient of the round trip flows through both)."""
+    g = data.draw(pool_geometry(spatial))
+    kw = dict(kernel_size=g["kernel"], stride=g["stride"], padding=g["padding"])
+
+    def unpool(lib, x):
+        f = lib.nn.functional
+        values, indices = getattr(f, f"max_pool{spatial}d")(x, return_indices=True, **kw)
+        return indices, getattr(f, f"max_unpool{spatial}d")(values, indices, output_size=x.shape,
+                                                            **kw)
+
+    _check(lambda lib: _Lambda(lib, lambda x: unpool(lib, x)[1]), (2, 3) + g["size"])
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).standard_normal((2, 3) + g["size"])
+    ours, theirs = unpool(ref, ref.tensor(x))[0], unpool(torch, torch.tensor(x))[0]
+    assert ours.dtype == ref.int64
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_pool_padding_of_the_wrong_length_is_a_runtime_error_like_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, ref):
+        with pytest.raises(RuntimeError, match="padding must either be a single int"):
+            lib.nn.functional.avg_pool2d(lib.zeros(1, 1, 4, 4), 2, padding=(1, 1, 1))
 
 
 @EXAMPLES

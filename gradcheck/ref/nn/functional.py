@@ -232,8 +232,13 @@ from gradcheck.ref.nn.pooling import (  # noqa: E402,F401
     adaptive_max_pool2d,
     avg_pool1d,
     avg_pool2d,
+    avg_pool3d,
     max_pool1d,
     max_pool2d,
+    max_pool3d,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
 )
 from gradcheck.ref.nn.batchnorm import batch_norm  # noqa: E402,F401
 from gradcheck.ref.nn.normalization import group_norm  # noqa: E402,F401

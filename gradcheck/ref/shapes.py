@@ -8,7 +8,14 @@ import numpy as np
 
 from gradcheck.ref import dtypes as dt
 from gradcheck.ref import ops
-from gradcheck.ref.arguments import _cast, _dims, _normalise_index, _shape_args, is_basic_index
+from gradcheck.ref.arguments import (
+    _cast,
+    _dims,
+    _normalise_index,
+    _shape_args,
+    is_basic_index,
+    split_int_selects,
+)
 from gradcheck.ref.derivatives import TABLE
 from gradcheck.ref.dispatch import apply
 from gradcheck.ref.tensors import Tensor, _dim, _make
@@ -214,6 +221,9 @@ def getitem(input, index):  # noqa: A002
             [3, 5]])
     """
     index = _normalise_index(index)
+    split = split_int_selects(index)
+    if split is not None:
+        return getitem(getitem(input, split[0]), split[1])
     if is_basic_index(index):
         if not builtins.any(i is Ellipsis for i in index):
             index = index + (Ellipsis,)  # numpy then returns a 0-d view, never a scalar copy

@@ -7,6 +7,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 import gradcheck.ref as ref
 
@@ -196,6 +198,56 @@ def test_indexing_and_setitem_match_torch(index):
         return read, x.tolist()
 
     assert run(ref) == run(torch)
+
+
+@st.composite
+def _mixed_index(draw):
+    """Per dim of a (3, 4, 5, 2) tensor: an int, a slice, an index array, or None before it;
+    at least one int and one array, so ints may separate the arrays."""
+    shape, entries = (3, 4, 5, 2), []
+    for size in shape:
+        if draw(st.booleans()):
+            entries.append(("none",))
+        kind = draw(st.sampled_from(["int", "slice", "array", "all"]))
+        if kind == "int":
+            entries.append(("int", draw(st.integers(-size, size - 1))))
+        elif kind == "slice":
+            entries.append(("slice", draw(st.integers(0, size - 1)), draw(st.integers(1, 2))))
+        elif kind == "array":
+            rows = draw(st.sampled_from([(2,), (1, 2), (3, 1)]))  # these broadcast
+            entries.append(("array", np.array(draw(st.lists(st.integers(0, size - 1),
+                                                           min_size=int(np.prod(rows)),
+                                                           max_size=int(np.prod(rows))))
+                                      ).reshape(rows)))
+        else:
+            entries.append(("slice", 0, 1))
+    kinds = {e[0] for e in entries}
+    assume("int" in kinds and "array" in kinds)
+    return entries
+
+
+def _build_index(m, entries):
+    parts = {"none": lambda: None, "int": lambda i: i, "slice": lambda a, b: slice(a, None, b),
+             "array": lambda a: m.tensor(a)}
+    return tuple(parts[kind](*args) for kind, *args in entries)
+
+
+@given(_mixed_index(), st.integers(0, 2**16))
+def test_ints_mixed_with_index_tensors_match_torch(entries, seed):
+    """torch selects ints before the index tensors (numpy would move the result dims when
+    ints separate them): values and the gradient's scatter must agree."""
+    x = np.random.default_rng(seed).standard_normal((3, 4, 5, 2))
+
+    def run(m):
+        t = m.tensor(x, requires_grad=True)
+        out = t[_build_index(m, entries)]
+        out.backward(m.tensor(np.cos(np.arange(out.numel())).reshape(tuple(out.shape))))
+        return out.detach().numpy(), t.grad.numpy()
+
+    (out, grad), (t_out, t_grad) = run(ref), run(torch)
+    assert out.shape == t_out.shape
+    np.testing.assert_array_equal(out, t_out)
+    np.testing.assert_allclose(grad, t_grad, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("op", [

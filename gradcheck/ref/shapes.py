@@ -40,7 +40,25 @@ def view(input, *shape):  # noqa: A002
     >>> torch.ones(2, 3).view(-1).shape
     torch.Size([6])
     """
+    if len(shape) == 1 and isinstance(shape[0], dt.dtype):
+        return _view_as_dtype(input, shape[0])
     return apply(TABLE["view"], input, shape=_shape_args(shape))
+
+
+def _view_as_dtype(input, dtype):  # noqa: A002
+    """``view(dtype)``: the same bytes read as ``dtype`` (the last dim scales by the ratio of
+    element sizes); like torch, the result has no gradient."""
+    data, target = input._data, dtype.np
+    if data.dtype.itemsize != np.dtype(target).itemsize:
+        ratio = np.dtype(target).itemsize / data.dtype.itemsize
+        if data.ndim == 0 or data.strides[-1] != data.dtype.itemsize:
+            raise RuntimeError(f"self.stride(-1) must be 1 to view {input.dtype} as {dtype} "
+                               f"(different element sizes); call .contiguous() first")
+        if ratio > 1 and data.shape[-1] % ratio:
+            raise RuntimeError(f"self.size(-1) must be divisible by {int(ratio)} to view "
+                               f"{input.dtype} as {dtype} (different element sizes), but got "
+                               f"{data.shape[-1]}")
+    return _make(data.view(target))
 
 
 def flatten(input, start_dim=0, end_dim=-1):  # noqa: A002

@@ -250,6 +250,24 @@ def test_ints_mixed_with_index_tensors_match_torch(entries, seed):
     np.testing.assert_allclose(grad, t_grad, rtol=1e-12, atol=1e-12)
 
 
+@given(st.sampled_from(["float32", "float64", "int16", "uint8"]),
+       st.sampled_from(["int32", "uint8", "float16", "int64", "float32"]),
+       st.integers(1, 3), st.integers(1, 8), st.integers(0, 2**16))
+def test_view_as_dtype_matches_torch(source, target, rows, cols, seed):
+    """view(dtype) reinterprets the bytes; the last dim scales by the element sizes' ratio,
+    and the same error type as torch where it cannot."""
+    data = (np.random.default_rng(seed).standard_normal((rows, cols)) * 100).astype(source)
+
+    def run(m):
+        try:
+            out = m.tensor(data).view(getattr(m, target))
+        except RuntimeError:
+            return "RuntimeError"
+        return tuple(out.shape), str(out.dtype), out.numpy().tobytes()
+
+    assert run(ref) == run(torch)
+
+
 @pytest.mark.parametrize("op", [
     lambda m, x: x.add_(m.ones(3), alpha=2), lambda m, x: x.sub_(1), lambda m, x: x.mul_(x),
     lambda m, x: x.div_(2), lambda m, x: x.zero_(), lambda m, x: x.fill_(4),

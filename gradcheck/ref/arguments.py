@@ -113,8 +113,9 @@ def split_int_selects(index):
         elif isinstance(i, (slice, type(None))):
             first.append(i)
             rest.append(slice(None))  # None's new dim now exists; the slice is applied
-        else:  # an index array: a boolean mask spans as many dims as it has
-            first += [slice(None)] * (i.ndim if i.dtype == bool else 1)
+        else:  # an index array or sequence: a boolean mask spans as many dims as it has
+            array = i if hasattr(i, "ndim") else np.asarray(i)
+            first += [slice(None)] * (array.ndim if array.dtype == bool else 1)
             rest.append(i)
     return tuple(first), tuple(rest)
 
@@ -128,7 +129,7 @@ def _normalise_index(index):
             i = i._data
             if i.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        elif isinstance(i, list):
+        elif isinstance(i, (list, tuple)):  # a sequence inside the index is an index array
             i = np.asarray(i)
         out.append(i)
     return tuple(out)

@@ -215,6 +215,10 @@ def _mixed_index(draw):
             entries.append(("slice", draw(st.integers(0, size - 1)), draw(st.integers(1, 2))))
         elif kind == "array":
             rows = draw(st.sampled_from([(2,), (1, 2), (3, 1)]))  # these broadcast
+            if rows == (2,) and draw(st.booleans()):  # a plain tuple is an index sequence too
+                entries.append(("tuple", tuple(draw(st.lists(st.integers(0, size - 1),
+                                                             min_size=2, max_size=2)))))
+                continue
             entries.append(("array", np.array(draw(st.lists(st.integers(0, size - 1),
                                                            min_size=int(np.prod(rows)),
                                                            max_size=int(np.prod(rows))))
@@ -222,13 +226,13 @@ def _mixed_index(draw):
         else:
             entries.append(("slice", 0, 1))
     kinds = {e[0] for e in entries}
-    assume("int" in kinds and "array" in kinds)
+    assume("int" in kinds and kinds & {"array", "tuple"})
     return entries
 
 
 def _build_index(m, entries):
     parts = {"none": lambda: None, "int": lambda i: i, "slice": lambda a, b: slice(a, None, b),
-             "array": lambda a: m.tensor(a)}
+             "array": lambda a: m.tensor(a), "tuple": lambda t: t}
     return tuple(parts[kind](*args) for kind, *args in entries)
 
 

@@ -397,10 +397,10 @@ def _bitwise(ufunc):
         a, b = _pair(input, other)
         if a is NotImplemented:
             return NotImplemented
-        for t in (a, b):
-            if t._data.dtype.kind in "fc":  # numpy says TypeError; torch NotImplementedError
-                raise NotImplementedError(f"{ufunc.__name__} is not implemented for {t.dtype}: "
-                                          f"it needs integer or bool tensors")
+        for operand in (a, b):
+            if operand._data.dtype.kind in "fc":  # numpy: TypeError; torch: NotImplementedError
+                raise NotImplementedError(f"{ufunc.__name__} is not implemented for "
+                                          f"{operand.dtype}: it needs integer or bool tensors")
         return _make(np.asarray(ufunc(a._data, b._data)))
 
     return fn

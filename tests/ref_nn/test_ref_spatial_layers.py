@@ -132,7 +132,7 @@ def test_max_pool_indices_and_unpool_match_torch(spatial, data):
     """return_indices gives torch's flat plane indices; max_unpool writes each value back
     there (the gradient of the round trip flows through both)."""
     g = data.draw(pool_geometry(spatial))
-    kw = dict(kernel_size=g["kernel"], stride=g["stride"], padding=g["padding"])
+    kw = {"kernel_size": g["kernel"], "stride": g["stride"], "padding": g["padding"]}
 
     def unpool(lib, x):
         f = lib.nn.functional

@@ -131,9 +131,9 @@ def _recorder(lib, records):
             torch_fxn(*ts)
         except Exception as exc:  # noqa: BLE001 - the type is what we record
             records.append({"raised": expected is not None and isinstance(exc, expected),
-                            "text": str(exc) if exact else None})
+                            "text": str(exc) if exact else None, "type": type(exc).__name__})
             return
-        records.append({"raised": False, "text": None})
+        records.append({"raised": False, "text": None, "type": None})
 
     return helper_test_op, helper_test_exception
 
@@ -236,7 +236,8 @@ def _same(ours, theirs) -> str | None:
     for i, (a, b) in enumerate(zip(ours, theirs)):
         if "raised" in b:
             if a.get("raised") != b["raised"] or (b["text"] and a.get("text") != b["text"]):
-                return f"call {i}: exception differs ({a.get('text')!r} vs {b['text']!r})"
+                return (f"call {i}: exception differs ({a.get('type')}: {a.get('text')!r} vs "
+                        f"torch {b['type']}: {b['text']!r})")
             continue
         atol, rtol, gatol, grtol = b["tol"]
         pairs = [("forward", a["out"], b["out"], atol, rtol)]

@@ -89,6 +89,37 @@ def is_basic_index(index) -> bool:
                    for i in index)
 
 
+def _is_int(i) -> bool:
+    return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
+
+
+def split_int_selects(index):
+    """``(first, rest)`` when ``index`` mixes Python ints with index arrays, else None.
+
+    torch applies ints (with slices and None) as basic indexing before the index tensors;
+    numpy counts ints as advanced indices, so ints between two arrays would move the result's
+    dims to the front. ``input[first][rest]`` is torch's result.
+    """
+    if is_basic_index(index) or not builtins.any(_is_int(i) for i in index) or builtins.any(
+            isinstance(i, (bool, np.bool_)) for i in index):
+        return None
+    first, rest = [], []
+    for i in index:
+        if _is_int(i):
+            first.append(i)
+        elif i is Ellipsis:
+            first.append(i)
+            rest.append(i)
+        elif isinstance(i, (slice, type(None))):
+            first.append(i)
+            rest.append(slice(None))  # None's new dim now exists; the slice is applied
+        else:  # an index array or sequence: a boolean mask spans as many dims as it has
+            array = i if hasattr(i, "ndim") else np.asarray(i)
+            first += [slice(None)] * (array.ndim if array.dtype == bool else 1)
+            rest.append(i)
+    return tuple(first), tuple(rest)
+
+
 def _normalise_index(index):
     if not isinstance(index, tuple):
         index = (index,)
@@ -98,7 +129,7 @@ def _normalise_index(index):
             i = i._data
             if i.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        elif isinstance(i, list):
+        elif isinstance(i, (list, tuple)):  # a sequence inside the index is an index array
             i = np.asarray(i)
         out.append(i)
     return tuple(out)

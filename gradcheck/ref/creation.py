@@ -163,8 +163,13 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``steps`` evenly spaced values from start to end inclusive."""
-    array = np.linspace(start, end, steps).astype((dt.as_dtype(dtype) if dtype else
-                                                   dt.get_default_dtype()).np)
+    d = dt.as_dtype(dtype) if dtype else dt.get_default_dtype()
+    if steps < 0:
+        raise RuntimeError(f"linspace(): number of steps must be non-negative, got {steps}")
+    if d.np == np.bool_:  # like torch: no evenly spaced bools
+        raise NotImplementedError("linspace is not implemented for torch.bool: pick a numeric "
+                                  "dtype")
+    array = np.linspace(start, end, steps).astype(d.np)
     return _finish(array, None, device, requires_grad)
 
 

@@ -22,6 +22,18 @@ def _shape_error(exc, a, b, **_):
     return mismatch_error(a.shape, b.shape)
 
 
+def _power(base, exponent):
+    """np.power with torch's rule for integers to negative integer powers, where numpy
+    raises: 1 and -1 keep their magnitude, every other base truncates to 0."""
+    if np.result_type(base, exponent).kind not in "iu" or not (np.asarray(exponent) < 0).any():
+        return np.power(base, exponent)  # a Python base keeps the tensor's dtype (NEP 50)
+    powered = np.power(base, np.maximum(exponent, 0))
+    base, exponent = np.asarray(base), np.asarray(exponent)
+    odd = exponent % 2 == 1
+    unit = np.where(base == 1, 1, np.where(base == -1, np.where(odd, -1, 1), 0))
+    return np.where(exponent < 0, unit, powered).astype(powered.dtype)
+
+
 def _binary(name, forward, backward, saves=(0, 1), saves_output=False, saves_when=None):
     return Op(name, forward, backward, saves, saves_output, on_error=_shape_error,
               saves_when=saves_when)
@@ -617,6 +629,22 @@ def _einsum_error(exc, *arrays, equation):
     return RuntimeError(f"einsum(): {exc}")
 
 
+def _onto_diagonals(grad, target: str, shape):
+    """The gradient of an operand that repeats a letter (``"ii"``): ``grad`` has one axis per
+    distinct letter; it lands on the diagonal of each repeat, zero elsewhere."""
+    first = {}
+    for axis, c in enumerate(target):
+        if c not in first:
+            first[c] = axis
+            continue
+        grad = grad.unsqueeze(axis)
+        size = shape[axis]
+        eye = module_of(grad._data).eye(size, dtype=grad._data.dtype)
+        grad = grad * _make(eye.reshape([size if k in (first[c], axis) else 1
+                                         for k in range(grad.dim())]))
+    return grad
+
+
 def _einsum(ctx, g):
     operands = ctx.saved_tensors
     subs, out = _einsum_parse(ctx.equation, len(operands))
@@ -625,18 +653,19 @@ def _einsum(ctx, g):
         if not ctx.needs_input_grad[i]:
             grads.append(None)
             continue
-        if len(set(target)) != len(target):
-            raise NotImplementedError("einsum backward with a repeated index in one operand")
         others = [s for j, s in enumerate(subs) if j != i]
         known = set(out).union(*others)
-        kept = "".join(c for c in target if c in known)
+        letters = "".join(dict.fromkeys(target))  # a repeated letter (a diagonal) once
+        kept = "".join(c for c in letters if c in known)
         eq = ",".join([out] + others) + "->" + kept
         grad = ops.einsum(eq, g, *[o for j, o in enumerate(operands) if j != i])
         # letters summed away inside this operand alone: the gradient is constant along them
-        for axis, c in enumerate(target):
+        for axis, c in enumerate(letters):
             if c not in known:
                 grad = grad.unsqueeze(axis)
         shape = ctx.in_meta[i][0]
+        if len(letters) != len(target):
+            grad = _onto_diagonals(grad, target, shape)
         grads.append(grad.expand(*shape) if grad.shape != shape else grad)
     return tuple(grads)
 
@@ -731,6 +760,28 @@ def _cumprod(ctx, g):
     return ((lower * inner).movedim(-1, d),)
 
 
+def _logcumsumexp_forward(a, dim):
+    return np.logaddexp.accumulate(a, axis=dim) if a.ndim else a.copy()
+
+
+def _logcumsumexp(ctx, g):
+    """grad_j = sum_{i >= j} g_i exp(x_j - out_i), summed in log space as a reversed
+    logcumsumexp, the positive and negative parts of g apart (exp(x) alone overflows).
+    Like torch, a part's zeros are the lowest finite log, not -inf, so that no inf - inf
+    reaches a higher-order gradient."""
+    x, out, d = _x(ctx), ctx.result, ctx.dim
+    if x.dim() == 0:
+        return (g,)
+    log_size = g.abs().log()
+    lowest = float(np.finfo(g._data.dtype).min)
+
+    def part(chosen):
+        logs = ops.where(chosen, log_size, lowest) - out
+        return (x + apply(TABLE["logcumsumexp"], logs.flip(d), dim=d).flip(d)).exp()
+
+    return (part(g > 0) - part(g < 0),)
+
+
 def _running_extreme(ctx, g):
     shape = ctx.in_meta[0][0]
     return (arguments.zeros_like_shape(g, shape).scatter_add(ctx.dim, _make(ctx.indices), g),)
@@ -811,7 +862,7 @@ TABLE = {
     "sub": _binary("SubBackward0", np.subtract, lambda ctx, g: (g, -g), saves=()),
     "mul": _binary("MulBackward0", np.multiply, _mul, saves_when=CROSS),
     "div": _binary("DivBackward0", np.true_divide, _div, saves_when=((1,), (0, 1))),
-    "pow": _binary("PowBackward1", np.power, _pow, saves_output=True),
+    "pow": _binary("PowBackward1", _power, _pow, saves_output=True),
     "maximum": _binary("MaximumBackward0", np.maximum, _maximum),
     "minimum": _binary("MinimumBackward0", np.minimum, _minimum),
     "matmul": Op("MmBackward0", _matmul_forward, _matmul, (0, 1), on_error=_matmul_error,
@@ -821,7 +872,7 @@ TABLE = {
     "linear_no_bias": Op("MmBackward0", _linear_forward, _linear, (0, 1),
                          on_error=_linear_error, saves_when=CROSS),
     "pow_scalar": _unary("PowBackward0", lambda a, exponent: a ** exponent, _pow_scalar),
-    "rpow_scalar": _unary("PowBackward2", lambda a, base: base ** a, _rpow_scalar,
+    "rpow_scalar": _unary("PowBackward2", lambda a, base: _power(base, a), _rpow_scalar,
                           saves_input=False, saves_output=True),
     "neg": _unary("NegBackward0", np.negative, lambda ctx, g: (-g,), saves_input=False),
     "exp": _unary("ExpBackward0", np.exp, lambda ctx, g: (g * ctx.result,), False, True),
@@ -937,6 +988,8 @@ TABLE = {
                    lambda ctx, g: (g.roll(tuple(-s for s in ctx.shifts), ctx.dims),), False),
     "cumprod": _unary("CumprodBackward0", lambda a, dim: np.cumprod(a, axis=dim), _cumprod,
                       True, True),
+    "logcumsumexp": _unary("LogcumsumexpBackward0", _logcumsumexp_forward, _logcumsumexp,
+                           True, True),
     "running_extreme": _unary("CummaxBackward0", lambda a, dim, indices: np.take_along_axis(
         a, indices, axis=dim), _running_extreme, False),
     "scatter": Op("ScatterBackward0", lambda a, index, src, dim: _scatter_forward(a, index, src,

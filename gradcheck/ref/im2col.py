@@ -1,4 +1,5 @@
-"""Sliding windows as matrices: ``unfold`` (im2col), its adjoint ``fold`` (col2im), and ``pad``.
+"""Sliding windows as matrices, in any number of spatial dims: ``unfold`` (im2col), its
+adjoint ``fold`` (col2im), and ``pad``.
 
 These three numpy kernels are the only new forwards that convolution and pooling need. A
 convolution is ``weight @ unfold(x)``: one matrix product, so its backward is the matmul rule
@@ -15,6 +16,9 @@ The columns are batch-last, ``(C * kh * kw, N * L)`` with ``L = out_h * out_w``;
 """
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
 
 
@@ -29,13 +33,11 @@ def out_size(size: int, kernel: int, dilation: int, padding: int, stride: int,
     return span // stride + 1
 
 
-def _offsets(kernel, dilation, stride, out_hw):
-    """For each kernel offset (i, j): the strided slice of the padded plane it reads."""
-    (kh, kw), (dh, dw), (sh, sw), (oh, ow) = kernel, dilation, stride, out_hw
-    for i in range(kh):
-        for j in range(kw):
-            yield i, j, (slice(i * dh, i * dh + sh * (oh - 1) + 1, sh),
-                         slice(j * dw, j * dw + sw * (ow - 1) + 1, sw))
+def _offsets(kernel, dilation, stride, grid):
+    """For each kernel offset (i, j, ...): the strided slices of the padded input it reads."""
+    for offset in itertools.product(*[range(k) for k in kernel]):
+        yield offset, tuple(slice(i * d, i * d + s * (o - 1) + 1, s)
+                            for i, d, s, o in zip(offset, dilation, stride, grid))
 
 
 def _grid(size, kernel, dilation, padding, stride):
@@ -43,35 +45,44 @@ def _grid(size, kernel, dilation, padding, stride):
                  zip(size, kernel, dilation, padding, stride))
 
 
+def _pad_spatial(x, before, after=None, value=0.0):
+    """Pad the spatial dims of an (N, C, *spatial) array (``after`` defaults to ``before``)."""
+    after = before if after is None else after
+    if not any(before) and not any(after):
+        return x
+    return np.pad(x, ((0, 0), (0, 0)) + tuple(zip(before, after)), constant_values=value)
+
+
 def unfold(x, kernel, dilation, padding, stride, grid=None):
-    """im2col: ``(N, C, H, W)`` -> ``(C * kh * kw, N * out_h * out_w)``.
+    """im2col: ``(N, C, *spatial)`` -> ``(C * prod(kernel), N * prod(out))``, any number of
+    spatial dims (``(N, C, H, W)`` -> ``(C * kh * kw, N * out_h * out_w)`` in 2-D).
 
     NOTE: batch-last columns make a convolution ONE matrix product (``W @ cols``) instead of
     N small ones, about 3x faster in numpy; the copy is one strided slice per kernel offset.
     """
-    (kh, kw), (ph, pw) = kernel, padding
-    n, c, h, w = x.shape
+    n, c, *size = x.shape
     # ``grid`` (a transposed convolution's input size) may keep fewer windows than fit
-    out_hw = grid or _grid((h, w), kernel, dilation, padding, stride)
-    if ph or pw:
-        x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-    cols = np.empty((c, kh, kw, n) + out_hw, dtype=x.dtype)
-    for i, j, (rows, columns) in _offsets(kernel, dilation, stride, out_hw):
-        cols[:, i, j] = x[:, :, rows, columns].transpose(1, 0, 2, 3)
-    return cols.reshape(c * kh * kw, n * out_hw[0] * out_hw[1])
+    grid = tuple(grid or _grid(size, kernel, dilation, padding, stride))
+    x = _pad_spatial(x, padding)
+    cols = np.empty((c, *kernel, n) + grid, dtype=x.dtype)
+    for offset, window in _offsets(kernel, dilation, stride, grid):
+        cols[(slice(None),) + offset] = x[(slice(None), slice(None)) + window].swapaxes(0, 1)
+    return cols.reshape(c * math.prod(kernel), n * math.prod(grid))
 
 
 def fold(cols, size, kernel, dilation, padding, stride, grid=None):
     """col2im, the adjoint of ``unfold``: each column entry is added back to the input pixel
-    it was read from (overlapping windows sum); ``size`` is the input's (N, C, H, W)."""
-    (kh, kw), (ph, pw) = kernel, padding
-    n, c, h, w = size
-    out_hw = grid or _grid((h, w), kernel, dilation, padding, stride)
-    blocks = cols.reshape((c, kh, kw, n) + out_hw)
-    out = np.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=cols.dtype)
-    for i, j, (rows, columns) in _offsets(kernel, dilation, stride, out_hw):
-        out[:, :, rows, columns] += blocks[:, i, j].transpose(1, 0, 2, 3)
-    return np.ascontiguousarray(out[:, :, ph:ph + h, pw:pw + w]) if ph or pw else out
+    it was read from (overlapping windows sum); ``size`` is the input's (N, C, *spatial)."""
+    n, c, *spatial = size
+    grid = tuple(grid or _grid(spatial, kernel, dilation, padding, stride))
+    blocks = cols.reshape((c, *kernel, n) + grid)
+    out = np.zeros((n, c) + tuple(s + 2 * p for s, p in zip(spatial, padding)), dtype=cols.dtype)
+    for offset, window in _offsets(kernel, dilation, stride, grid):
+        out[(slice(None), slice(None)) + window] += blocks[(slice(None),) + offset].swapaxes(0, 1)
+    if not any(padding):
+        return out
+    inside = tuple(slice(p, p + s) for s, p in zip(spatial, padding))
+    return np.ascontiguousarray(out[(slice(None), slice(None)) + inside])
 
 
 def pad(x, widths, value=0.0):
@@ -85,34 +96,34 @@ def pad(x, widths, value=0.0):
     return np.pad(x[crop], grow, constant_values=value)
 
 
-def window_argmax(x, kernel, dilation, padding, stride, out_hw):
-    """Flat index into each (H, W) plane of the first maximum of every window (padding counts
-    as -inf, and NaN wins, as in torch); shape (N, C, out_h * out_w)."""
-    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel, dilation, padding, stride
-    n, c, h, w = x.shape
-    oh, ow = out_hw
-    extra_h = max((oh - 1) * sh + dh * (kh - 1) + 1 - h - 2 * ph, 0)
-    extra_w = max((ow - 1) * sw + dw * (kw - 1) + 1 - w - 2 * pw, 0)
+def window_argmax(x, kernel, dilation, padding, stride, grid):
+    """Flat index into each spatial plane (H * W in 2-D) of the first maximum of every window
+    (padding counts as -inf, and NaN wins, as in torch); shape (N, C, prod(grid))."""
+    n, c, *size = x.shape
+    extra = [max((o - 1) * s + d * (k - 1) + 1 - n_ - 2 * p, 0)
+             for o, s, d, k, n_, p in zip(grid, stride, dilation, kernel, size, padding)]
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    xp = x if not (ph or pw or extra_h or extra_w) else np.pad(
-        x, ((0, 0), (0, 0), (ph, ph + extra_h), (pw, pw + extra_w)), constant_values=fill)
-    rows, cols = np.arange(oh) * sh - ph, np.arange(ow) * sw - pw
-    offsets = [(i, j) for i in range(kh) for j in range(kw)]
-    views = [xp[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
-             for i, j in offsets]
+    xp = _pad_spatial(x, padding, [p + e for p, e in zip(padding, extra)], fill)
+    offsets, views = zip(*[(offset, xp[(slice(None), slice(None)) + window])
+                           for offset, window in _offsets(kernel, dilation, stride, grid)])
     # NOTE: one compare and two masked copies per kernel offset, tracking only which offset
-    # won (int8); NaN handling costs three more passes, so it runs only when NaNs exist.
+    # won (int16); NaN handling costs three more passes, so it runs only when NaNs exist.
     has_nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
-    best, which = views[0].copy(), np.zeros(views[0].shape, dtype=np.int8)
+    best = views[0].copy()
+    which = np.zeros(best.shape, dtype=np.int8 if len(views) < 128 else np.int16)
     for k, view in enumerate(views[1:], 1):
         better = view > best
         if has_nan:
             better |= np.isnan(view) & ~np.isnan(best)
         np.copyto(best, view, where=better)
         np.copyto(which, k, where=better)
-    shift = np.array([i * dh * w + j * dw for i, j in offsets])
-    index = (rows[:, None] * w + cols[None, :]) + shift[which]
-    return index.reshape(n, c, oh * ow)
+    # flat plane index = sum over dims of position * plane stride (row-major)
+    plane_strides = [math.prod(size[k + 1:]) for k in range(len(size))]
+    starts = sum((np.arange(o) * s - p).reshape([-1 if j == k else 1 for j in range(len(grid))])
+                 * ps for k, (o, s, p, ps) in enumerate(zip(grid, stride, padding, plane_strides)))
+    shift = np.array([sum(i * d * ps for i, d, ps in zip(offset, dilation, plane_strides))
+                      for offset in offsets])
+    return (starts + shift[which]).reshape(n, c, math.prod(grid))
 
 
 def plane_gather(x, index, out_hw, unique=False):
@@ -126,7 +137,7 @@ def plane_scatter(g, index, size, unique=False):
     """The adjoint of ``plane_gather``: each value added at its flat index (repeats sum).
     ``unique`` (windows that cannot overlap) allows a plain write instead of a sum."""
     n, c = g.shape[:2]
-    plane = size[0] * size[1]
+    plane = math.prod(size)
     offsets = (np.arange(n * c) * plane).reshape(n, c, 1)
     if unique:
         out = np.zeros(n * c * plane, dtype=g.dtype)

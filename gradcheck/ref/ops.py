@@ -90,6 +90,9 @@ def div(input, other, *, rounding_mode=None):  # noqa: A002
     if a is NotImplemented:
         return NotImplemented
     if rounding_mode is not None:
+        if a._data.dtype.kind in "biu" and b._data.dtype.kind in "biu" and not b._data.all():
+            raise RuntimeError(f"ZeroDivisionError: integer division by zero in div("
+                               f"rounding_mode={rounding_mode!r}); divide floats instead")
         with grad_mode.no_grad(), np.errstate(all="ignore"):  # torch is silent on x/0 here
             q = np.floor_divide(a._data, b._data) if rounding_mode == "floor" else np.trunc(
                 a._data / b._data).astype(a._data.dtype)
@@ -114,6 +117,10 @@ def pow(input, exponent):  # noqa: A001 - torch name
     ):
         if input._data.dtype.kind != "f" and isinstance(exponent, float):
             input = _float(input)
+        if input._data.dtype.kind in "iu" and exponent < 0:
+            raise RuntimeError(f"Integers to negative integer powers are not allowed: "
+                               f"{input.dtype} tensor ** {exponent}; convert the tensor with "
+                               f".float() first")
         return apply(TABLE["pow_scalar"], input, exponent=exponent)
     if not isinstance(input, Tensor) and isinstance(exponent, Tensor):
         exponent = _float(exponent) if isinstance(input, float) else exponent
@@ -222,10 +229,14 @@ def _einsum_spell_out(equation: str, tensors: list):
     spare = [c for c in string.ascii_letters if c not in equation]
     width = builtins.max(counts)
     letters = "".join(spare[:width])
-    batch = np.broadcast_shapes(*[
-        operand._data.shape[sub.index("..."):sub.index("...") + n]
-        for sub, operand, n in zip(subs, tensors, counts) if "..." in sub
-    ])
+    ellipses = [operand._data.shape[sub.index("..."):sub.index("...") + n]
+                for sub, operand, n in zip(subs, tensors, counts) if "..." in sub]
+    try:
+        batch = np.broadcast_shapes(*ellipses)
+    except ValueError:
+        raise RuntimeError(f"einsum(): the dims covered by '...' do not broadcast together: "
+                           f"{[list(e) for e in ellipses]} in {equation!r}; make them equal "
+                           f"or 1") from None
     new_subs, new_tensors = [], []
     for sub, operand, n in zip(subs, tensors, counts):
         if "..." in sub:
@@ -386,6 +397,10 @@ def _bitwise(ufunc):
         a, b = _pair(input, other)
         if a is NotImplemented:
             return NotImplemented
+        for operand in (a, b):
+            if operand._data.dtype.kind in "fc":  # numpy: TypeError; torch: NotImplementedError
+                raise NotImplementedError(f"{ufunc.__name__} is not implemented for "
+                                          f"{operand.dtype}: it needs integer or bool tensors")
         return _make(np.asarray(ufunc(a._data, b._data)))
 
     return fn

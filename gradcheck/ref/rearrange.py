@@ -110,7 +110,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):  # noqa: A
     tensor([0., 0., 5.])
     """
     d = _dim(dim, input._data.ndim)
-    shapes.check_index(index, input, d, "scatter")
+    shapes.check_scatter(index, input, d, src, "scatter")
     if src is None:
         src = value
     if reduce is not None:
@@ -125,7 +125,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):  # noqa: A
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):  # noqa: A002
     """Fold ``src`` into a copy of ``input`` at ``index`` with sum, prod, mean, amax or amin."""
     d = _dim(dim, input._data.ndim)
-    shapes.check_index(index, input, d, "scatter_reduce")
+    shapes.check_scatter(index, input, d, src, "scatter_reduce")
     return apply(TABLE["scatter_reduce"], input, index, src, dim=d, reduce=reduce,
                  include_self=include_self)
 
@@ -190,10 +190,16 @@ def masked_select(input, mask):  # noqa: A002
 
 
 def logcumsumexp(input, dim):  # noqa: A002
-    """log(cumsum(exp(x))) along ``dim``, shifted by the max for stability."""
-    shift = input.detach().amax(dim, keepdim=True)
-    shift = shift.masked_fill(~shift.isfinite(), 0.0)
-    return (input - shift).exp().cumsum(dim).log() + shift
+    """log(cumsum(exp(x))) along ``dim``, as a running ``logaddexp`` (exact for any spread).
+
+    >>> import gradcheck.ref as torch
+    >>> torch.logcumsumexp(torch.tensor([0.0, 100.0]), 0)
+    tensor([  0., 100.])
+    """
+    if not input.is_floating_point():
+        raise NotImplementedError(f"logcumsumexp is not implemented for {input.dtype}: convert "
+                                  f"the input with .float() first")
+    return apply(TABLE["logcumsumexp"], input, dim=_dim(dim, max(input._data.ndim, 1)))
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002

@@ -219,9 +219,18 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):  # noqa: A002
         return apply(TABLE["norm"], x, dim=dims, keepdim=keepdim)
     if p in (float("inf"), "inf"):
         return amax(ops.abs(x), dims or (), keepdim)
+    if p in (-float("inf"), "-inf"):
+        return amin(ops.abs(x), dims or (), keepdim)
+    if p == 0:  # the count of nonzeros: piecewise constant, so no gradient flows
+        return sum((x != 0).to(x.dtype), dims, keepdim)
     if p == 1:
         return sum(ops.abs(x), dims, keepdim)
-    return ops.pow(sum(ops.pow(ops.abs(x), p), dims, keepdim), 1.0 / p)
+    # NOTE: |x|**p is taken from 1 where x == 0 so that its gradient there is 0 (as torch's
+    # norm backward says) instead of inf * 0 = nan for p < 1
+    zero = x == 0
+    powered = ops.where(zero, float("inf") if p < 0 else 0.0,
+                        ops.pow(ops.where(zero, 1.0, ops.abs(x)), p))
+    return ops.pow(sum(powered, dims, keepdim), 1.0 / p)
 
 
 def all(input, dim=None, keepdim=False):  # noqa: A001, A002

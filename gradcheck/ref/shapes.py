@@ -8,7 +8,14 @@ import numpy as np
 
 from gradcheck.ref import dtypes as dt
 from gradcheck.ref import ops
-from gradcheck.ref.arguments import _cast, _dims, _normalise_index, _shape_args, is_basic_index
+from gradcheck.ref.arguments import (
+    _cast,
+    _dims,
+    _normalise_index,
+    _shape_args,
+    is_basic_index,
+    split_int_selects,
+)
 from gradcheck.ref.derivatives import TABLE
 from gradcheck.ref.dispatch import apply
 from gradcheck.ref.tensors import Tensor, _dim, _make
@@ -33,7 +40,25 @@ def view(input, *shape):  # noqa: A002
     >>> torch.ones(2, 3).view(-1).shape
     torch.Size([6])
     """
+    if len(shape) == 1 and isinstance(shape[0], dt.dtype):
+        return _view_as_dtype(input, shape[0])
     return apply(TABLE["view"], input, shape=_shape_args(shape))
+
+
+def _view_as_dtype(input, dtype):  # noqa: A002
+    """``view(dtype)``: the same bytes read as ``dtype`` (the last dim scales by the ratio of
+    element sizes); like torch, the result has no gradient."""
+    data, target = input._data, dtype.np
+    if data.dtype.itemsize != np.dtype(target).itemsize:
+        ratio = np.dtype(target).itemsize / data.dtype.itemsize
+        if data.ndim == 0 or data.strides[-1] != data.dtype.itemsize:
+            raise RuntimeError(f"self.stride(-1) must be 1 to view {input.dtype} as {dtype} "
+                               f"(different element sizes); call .contiguous() first")
+        if ratio > 1 and data.shape[-1] % ratio:
+            raise RuntimeError(f"self.size(-1) must be divisible by {int(ratio)} to view "
+                               f"{input.dtype} as {dtype} (different element sizes), but got "
+                               f"{data.shape[-1]}")
+    return _make(data.view(target))
 
 
 def flatten(input, start_dim=0, end_dim=-1):  # noqa: A002
@@ -214,6 +239,9 @@ def getitem(input, index):  # noqa: A002
             [3, 5]])
     """
     index = _normalise_index(index)
+    split = split_int_selects(index)
+    if split is not None:
+        return getitem(getitem(input, split[0]), split[1])
     if is_basic_index(index):
         if not builtins.any(i is Ellipsis for i in index):
             index = index + (Ellipsis,)  # numpy then returns a 0-d view, never a scalar copy
@@ -311,6 +339,21 @@ def check_index(index, input, dim, name):  # noqa: A002
     if bad.any():
         value = int(index._data[bad].flat[0])
         raise RuntimeError(f"index {value} is out of bounds for dimension {dim} with size {size}")
+
+
+def check_scatter(index, input, dim, src, name):  # noqa: A002
+    """torch's errors for scatter-like ops: ``check_index``'s, an index larger than ``input``
+    outside ``dim`` or larger than ``src``, and a ``src`` of another dtype than ``input``."""
+    check_index(index, input, dim, name)
+    shape, src_shape = index._data.shape, getattr(src, "shape", None)
+    if any(n > m for k, (n, m) in enumerate(zip(shape, input._data.shape)) if k != dim) or (
+            src_shape is not None and any(n > m for n, m in zip(shape, src_shape))):
+        raise RuntimeError(f"{name}(): Expected index {list(shape)} to be no larger than self "
+                           f"{list(input.shape)} apart from dimension {dim} and to be no larger "
+                           f"than src {list(src_shape or ())}")
+    if isinstance(src, Tensor) and src._data.dtype != input._data.dtype:
+        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype, got "
+                           f"{input.dtype} and {src.dtype}; convert src with .to(self.dtype)")
 
 
 def scatter_add(input, dim, index, src):  # noqa: A002

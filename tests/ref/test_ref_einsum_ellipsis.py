@@ -1,4 +1,5 @@
-"""einsum with ``...``: forward values and gradients against torch."""
+"""einsum with ``...`` and with traces (a letter repeated in one operand): forward values and
+gradients against torch."""
 from __future__ import annotations
 
 import numpy as np
@@ -23,6 +24,8 @@ CASES = [
     ("...ij->...ji", [(2, 3)]),
     ("... i j , j -> ... i", [(4, 2, 3), (3,)]),
     ("ij...,jk...->ik...", [(2, 3, 5), (3, 4, 1)]),
+    ("...ii->...i", [(3, 4, 4)]),
+    ("...ii->...", [(3, 4, 4)]),
 ]
 
 
@@ -70,3 +73,34 @@ def test_ellipsis_records_one_einsum_node_and_respects_dtype():
 def test_too_many_subscripts_is_a_clear_error():
     with pytest.raises(RuntimeError, match="more than the number of dimensions"):
         ref.einsum("...ijk", ref.ones(2, 3))
+
+
+@st.composite
+def trace_equation(draw):
+    """An equation whose first operand repeats a letter, with an optional second operand and an
+    explicit output drawn from the letters used; sizes per letter in 1..3."""
+    sizes = {c: draw(st.integers(1, 3)) for c in "abcd"}
+    first = draw(st.lists(st.sampled_from("abc"), min_size=2, max_size=4)
+                 .filter(lambda s: len(set(s)) < len(s)))
+    second = draw(st.lists(st.sampled_from("abcd"), max_size=3, unique=True))
+    used = sorted(set(first) | set(second))
+    out = draw(st.lists(st.sampled_from(used), unique=True).flatmap(st.permutations))
+    subs = ["".join(first)] + (["".join(second)] if second else [])
+    shapes = [tuple(sizes[c] for c in sub) for sub in subs]
+    return ",".join(subs) + "->" + "".join(out), shapes
+
+
+@given(trace_equation(), st.integers(0, 2**16))
+def test_traces_match_torch(case, seed):
+    """'ii->i', 'ii->', 'iij,jk->ik', ...: the gradient lands on each repeat's diagonal."""
+    equation, shapes = case
+    rng = np.random.default_rng(seed)
+    _assert_matches_torch(equation, [rng.standard_normal(s) for s in shapes])
+
+
+def test_ellipses_that_do_not_broadcast_raise_runtime_error_like_torch():
+    shapes = [(2, 3, 4), (2, 3, 4)]
+    with pytest.raises(RuntimeError):
+        torch.einsum("i...j,ji...->...", *[torch.zeros(s) for s in shapes])
+    with pytest.raises(RuntimeError, match=r"do not broadcast together: \[\[3\], \[4\]\]"):
+        ref.einsum("i...j,ji...->...", *[ref.zeros(s) for s in shapes])

@@ -241,6 +241,12 @@ ROWS = [
     Row("norm", lambda m, a: a.norm(), smooth=_away([0.0])),
     Row("norm_dim", lambda m, a, dim, keepdim: m.norm(a, dim=dim, keepdim=keepdim), min_dims=1,
         params=_dim_keep_kw, smooth=_away([0.0])),
+    # p=0 counts nonzeros, p=+-inf picks one |x| (torch's pick among ties is unspecified);
+    # near 0, x / ||x|| cancels two huge terms, so both sides compare away from 0
+    Row("normalize_p", lambda m, a, p: m.nn.functional.normalize(a, p=p, dim=-1), min_dims=1,
+        params=lambda shapes: st.fixed_dictionaries({"p": st.sampled_from(
+            [0, 1, -1, 3, 0.5, float("inf"), -float("inf")])}),
+        smooth=lambda a, p: _away([0.0])(a) and _distinct(np.abs(a)), ties_differ=True),
     Row("matmul", lambda m, a, b: a @ b, 2, shapes=_matmul_shapes),
     Row("linear_layout", lambda m, a, b: a.t() @ b.t(), 2,
         shapes=lambda: st.tuples(*[st.integers(1, SIDE)] * 3).map(
@@ -310,6 +316,9 @@ ROWS = [
         smooth=_away([0.0])),
     Row("cumprod_zeros", lambda m, a: (a * (a > 0.5)).cumprod(-1), min_dims=1,
         smooth=_away([0.5])),
+    Row("logcumsumexp", lambda m, a, dim: m.logcumsumexp(a, dim), min_dims=1, params=_dim_kw),
+    # a spread of hundreds: exp overflows in float64 unless the sum stays in log space
+    Row("logcumsumexp_spread", lambda m, a: (a * 400).logcumsumexp(-1), min_dims=1),
     Row("cummax", lambda m, a, dim: a.cummax(dim).values, min_dims=1, params=_dim_kw,
         smooth=_distinct, ties_differ=True),
     Row("cummin", lambda m, a, dim: m.cummin(a, dim).values, min_dims=1, params=_dim_kw,

@@ -7,6 +7,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 import gradcheck.ref as ref
 
@@ -194,6 +196,78 @@ def test_indexing_and_setitem_match_torch(index):
         with m.no_grad():
             x[index(m)] = -1.0
         return read, x.tolist()
+
+    assert run(ref) == run(torch)
+
+
+@st.composite
+def _mixed_index(draw):
+    """Per dim of a (3, 4, 5, 2) tensor: an int, a slice, an index array, or None before it;
+    at least one int and one array, so ints may separate the arrays."""
+    shape, entries = (3, 4, 5, 2), []
+    for size in shape:
+        if draw(st.booleans()):
+            entries.append(("none",))
+        kind = draw(st.sampled_from(["int", "slice", "array", "all"]))
+        if kind == "int":
+            entries.append(("int", draw(st.integers(-size, size - 1))))
+        elif kind == "slice":
+            entries.append(("slice", draw(st.integers(0, size - 1)), draw(st.integers(1, 2))))
+        elif kind == "array":
+            rows = draw(st.sampled_from([(2,), (1, 2), (3, 1)]))  # these broadcast
+            if rows == (2,) and draw(st.booleans()):  # a plain tuple is an index sequence too
+                entries.append(("tuple", tuple(draw(st.lists(st.integers(0, size - 1),
+                                                             min_size=2, max_size=2)))))
+                continue
+            entries.append(("array", np.array(draw(st.lists(st.integers(0, size - 1),
+                                                           min_size=int(np.prod(rows)),
+                                                           max_size=int(np.prod(rows))))
+                                      ).reshape(rows)))
+        else:
+            entries.append(("slice", 0, 1))
+    kinds = {e[0] for e in entries}
+    assume("int" in kinds and kinds & {"array", "tuple"})
+    return entries
+
+
+def _build_index(m, entries):
+    parts = {"none": lambda: None, "int": lambda i: i, "slice": lambda a, b: slice(a, None, b),
+             "array": lambda a: m.tensor(a), "tuple": lambda t: t}
+    return tuple(parts[kind](*args) for kind, *args in entries)
+
+
+@given(_mixed_index(), st.integers(0, 2**16))
+def test_ints_mixed_with_index_tensors_match_torch(entries, seed):
+    """torch selects ints before the index tensors (numpy would move the result dims when
+    ints separate them): values and the gradient's scatter must agree."""
+    x = np.random.default_rng(seed).standard_normal((3, 4, 5, 2))
+
+    def run(m):
+        t = m.tensor(x, requires_grad=True)
+        out = t[_build_index(m, entries)]
+        out.backward(m.tensor(np.cos(np.arange(out.numel())).reshape(tuple(out.shape))))
+        return out.detach().numpy(), t.grad.numpy()
+
+    (out, grad), (t_out, t_grad) = run(ref), run(torch)
+    assert out.shape == t_out.shape
+    np.testing.assert_array_equal(out, t_out)
+    np.testing.assert_allclose(grad, t_grad, rtol=1e-12, atol=1e-12)
+
+
+@given(st.sampled_from(["float32", "float64", "int16", "uint8"]),
+       st.sampled_from(["int32", "uint8", "float16", "int64", "float32"]),
+       st.integers(1, 3), st.integers(1, 8), st.integers(0, 2**16))
+def test_view_as_dtype_matches_torch(source, target, rows, cols, seed):
+    """view(dtype) reinterprets the bytes; the last dim scales by the element sizes' ratio,
+    and the same error type as torch where it cannot."""
+    data = (np.random.default_rng(seed).standard_normal((rows, cols)) * 100).astype(source)
+
+    def run(m):
+        try:
+            out = m.tensor(data).view(getattr(m, target))
+        except RuntimeError:
+            return "RuntimeError"
+        return tuple(out.shape), str(out.dtype), out.numpy().tobytes()
 
     assert run(ref) == run(torch)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import gradcheck.ref as ref
@@ -55,60 +55,104 @@ def conv_geometry(draw, spatial=2):
                 padding=padding, groups=groups, size=size, bias=draw(st.booleans()))
 
 
+@pytest.mark.parametrize("spatial", [1, 2, 3])
 @EXAMPLES
-@given(conv_geometry())
-def test_conv2d_matches_torch(g):
-    _check(lambda lib: lib.nn.Conv2d(g["c_in"], g["c_out"], g["kernel"], g["stride"],
-                                     g["padding"], g["dilation"], g["groups"], g["bias"]),
-           (2, g["c_in"]) + g["size"])
+@given(data=st.data())
+def test_conv_matches_torch(spatial, data):
+    g = data.draw(conv_geometry(spatial))
+    _check(lambda lib: getattr(lib.nn, f"Conv{spatial}d")(
+        g["c_in"], g["c_out"], g["kernel"], g["stride"], g["padding"], g["dilation"],
+        g["groups"], g["bias"]), (2, g["c_in"]) + g["size"])
 
 
+@pytest.mark.parametrize("spatial", [1, 2, 3])
 @EXAMPLES
-@given(conv_geometry(spatial=1))
-def test_conv1d_matches_torch(g):
-    _check(lambda lib: lib.nn.Conv1d(g["c_in"], g["c_out"], g["kernel"], g["stride"],
-                                     g["padding"], g["dilation"], g["groups"], g["bias"]),
-           (2, g["c_in"]) + g["size"])
-
-
-@EXAMPLES
-@given(conv_geometry(), st.integers(0, 1))
-def test_conv_transpose2d_matches_torch(g, extra):
+@given(data=st.data())
+def test_conv_transpose_matches_torch(spatial, data):
+    g, extra = data.draw(conv_geometry(spatial)), data.draw(st.integers(0, 1))
     output_padding = tuple(min(extra, max(s, d) - 1) for s, d in zip(g["stride"],
                                                                      g["dilation"]))
     # a positive output size needs 2 * padding <= dilation * (kernel - 1)
     padding = tuple(min(p, d * (k - 1) // 2) for p, d, k in zip(g["padding"], g["dilation"],
                                                                 g["kernel"]))
-    _check(lambda lib: lib.nn.ConvTranspose2d(g["c_in"], g["c_out"], g["kernel"], g["stride"],
-                                              padding, output_padding, g["groups"],
-                                              g["bias"], g["dilation"]),
-           (2, g["c_in"]) + g["size"])
+    _check(lambda lib: getattr(lib.nn, f"ConvTranspose{spatial}d")(
+        g["c_in"], g["c_out"], g["kernel"], g["stride"], padding, output_padding, g["groups"],
+        g["bias"], g["dilation"]), (2, g["c_in"]) + g["size"])
+
+
+def test_conv_errors_match_torch():
+    """A kernel larger than the padded input, and a padding tuple of the wrong length."""
+    torch = pytest.importorskip("torch")
+    for lib in (torch, ref):
+        conv2d = lib.nn.functional.conv2d
+        with pytest.raises(RuntimeError, match="Kernel size can't be greater"):
+            conv2d(lib.zeros(1, 1, 6, 7), lib.zeros(6, 1, 3, 3), dilation=3)
+        with pytest.raises(RuntimeError, match="padding to be a single integer value or a list "
+                                               "of 2 values"):
+            conv2d(lib.zeros(2, 16, 2, 2), lib.zeros(32, 16, 3, 3), padding=(1, 1, 1))
 
 
 @st.composite
-def pool_geometry(draw):
-    kernel = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
-    stride = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+def pool_geometry(draw, spatial=2):
+    kernel = tuple(draw(st.integers(1, 3)) for _ in range(spatial))
+    stride = tuple(draw(st.integers(1, 3)) for _ in range(spatial))
     padding = tuple(draw(st.integers(0, k // 2)) for k in kernel)
-    size = tuple(draw(st.integers(k, 7)) for k in kernel)
+    size = tuple(draw(st.integers(k, 7 if spatial < 3 else 5)) for k in kernel)
     return dict(kernel=kernel, stride=stride, padding=padding, size=size,
                 ceil_mode=draw(st.booleans()))
 
 
+@pytest.mark.parametrize("spatial", [1, 2, 3])
 @EXAMPLES
-@given(pool_geometry(), st.integers(1, 2))
-def test_max_pool2d_matches_torch(g, dilation):
-    if any(p * 2 > k for p, k in zip(g["padding"], g["kernel"])):
-        return
-    _check(lambda lib: lib.nn.MaxPool2d(g["kernel"], g["stride"], g["padding"], 1,
-                                        ceil_mode=g["ceil_mode"]), (2, 3) + g["size"])
+@given(data=st.data())
+def test_max_pool_matches_torch(spatial, data):
+    g, dilation = data.draw(pool_geometry(spatial)), data.draw(st.integers(1, 2))
+    # torch wants every window to start inside the input or its left padding
+    assume(all((k - 1) * dilation + 1 <= s + 2 * p for k, s, p in zip(g["kernel"], g["size"],
+                                                                      g["padding"])))
+    _check(lambda lib: getattr(lib.nn, f"MaxPool{spatial}d")(
+        g["kernel"], g["stride"], g["padding"], dilation, ceil_mode=g["ceil_mode"]),
+        (2, 3) + g["size"])
 
 
+@pytest.mark.parametrize("spatial", [1, 2, 3])
 @EXAMPLES
-@given(pool_geometry(), st.booleans())
-def test_avg_pool2d_matches_torch(g, count_include_pad):
-    _check(lambda lib: lib.nn.AvgPool2d(g["kernel"], g["stride"], g["padding"], g["ceil_mode"],
-                                        count_include_pad), (2, 3) + g["size"])
+@given(data=st.data())
+def test_avg_pool_matches_torch(spatial, data):
+    g, count_include_pad = data.draw(pool_geometry(spatial)), data.draw(st.booleans())
+    _check(lambda lib: getattr(lib.nn, f"AvgPool{spatial}d")(
+        g["kernel"], g["stride"], g["padding"], g["ceil_mode"], count_include_pad),
+        (2, 3) + g["size"])
+
+
+@pytest.mark.parametrize("spatial", [1, 2, 3])
+@EXAMPLES
+@given(data=st.data())
+def test_max_pool_indices_and_unpool_match_torch(spatial, data):
+    """return_indices gives torch's flat plane indices; max_unpool writes each value back
+    there (the gradient of the round trip flows through both)."""
+    g = data.draw(pool_geometry(spatial))
+    kw = {"kernel_size": g["kernel"], "stride": g["stride"], "padding": g["padding"]}
+
+    def unpool(lib, x):
+        f = lib.nn.functional
+        values, indices = getattr(f, f"max_pool{spatial}d")(x, return_indices=True, **kw)
+        return indices, getattr(f, f"max_unpool{spatial}d")(values, indices, output_size=x.shape,
+                                                            **kw)
+
+    _check(lambda lib: _Lambda(lib, lambda x: unpool(lib, x)[1]), (2, 3) + g["size"])
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).standard_normal((2, 3) + g["size"])
+    ours, theirs = unpool(ref, ref.tensor(x))[0], unpool(torch, torch.tensor(x))[0]
+    assert ours.dtype == ref.int64
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_pool_padding_of_the_wrong_length_is_a_runtime_error_like_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, ref):
+        with pytest.raises(RuntimeError, match="padding must either be a single int"):
+            lib.nn.functional.avg_pool2d(lib.zeros(1, 1, 4, 4), 2, padding=(1, 1, 1))
 
 
 @EXAMPLES
@@ -130,11 +174,15 @@ def test_interpolate_matches_torch(h, w, mode, align, scale, oh, ow):
 
 
 @EXAMPLES
-@given(st.lists(st.integers(-1, 2), min_size=2, max_size=4).filter(lambda p: len(p) % 2 == 0),
+@given(st.lists(st.integers(-2, 3), min_size=2, max_size=4).filter(lambda p: len(p) % 2 == 0),
        st.sampled_from(["constant", "reflect", "replicate", "circular"]))
 def test_pad_matches_torch(widths, mode):
+    """Negative widths crop, in every mode (circular crops before wrapping)."""
     if mode != "constant":  # torch pads the last two dims of a 4-D input in these modes
-        widths = [abs(w) for w in (widths + widths)[:4]]
+        widths = (widths + widths)[:4]
+    if mode == "circular":  # torch refuses to wrap more than once around the cropped dim
+        kept = [n - max(-b, 0) - max(-a, 0) for n, b, a in zip((5, 4), widths[::2], widths[1::2])]
+        assume(all(max(b, a) <= k for k, b, a in zip(kept, widths[::2], widths[1::2])))
     _check(lambda lib: _Lambda(lib, lambda x: lib.nn.functional.pad(x, tuple(widths), mode)),
            (2, 3, 4, 5))
 

@@ -8,7 +8,14 @@ from gradcheck.ref.nn.activation import LeakyReLU, LogSoftmax, ReLU, Sigmoid, So
 from gradcheck.ref.nn.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from gradcheck.ref.nn.container import ModuleList, Sequential
 from gradcheck.ref.nn.containers_dict import ModuleDict, ParameterDict, ParameterList
-from gradcheck.ref.nn.conv import Conv1d, Conv2d, ConvTranspose2d
+from gradcheck.ref.nn.conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
 from gradcheck.ref.nn.dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from gradcheck.ref.nn.flatten import Flatten
 from gradcheck.ref.nn.linear import Identity, Linear
@@ -58,8 +65,10 @@ from gradcheck.ref.nn.pooling import (
     AdaptiveMaxPool2d,
     AvgPool1d,
     AvgPool2d,
+    AvgPool3d,
     MaxPool1d,
     MaxPool2d,
+    MaxPool3d,
 )
 from gradcheck.ref.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
 from gradcheck.ref.nn.sparse import Embedding
@@ -69,13 +78,15 @@ from gradcheck.ref.nn.parallel import DataParallel
 
 __all__ = [
     "CELU", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d",
+    "AvgPool3d",
     "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
-    "ConstantPad1d", "ConstantPad2d", "Conv1d", "Conv2d", "ConvTranspose2d", "CrossEntropyLoss",
+    "ConstantPad1d", "ConstantPad2d", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+    "ConvTranspose2d", "ConvTranspose3d", "CrossEntropyLoss",
     "DataParallel",
     "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "ELU", "Embedding", "Flatten", "GELU", "GRU", "GRUCell", "GroupNorm",
     "Hardsigmoid", "Hardswish", "Hardtanh", "HuberLoss", "Identity", "KLDivLoss", "L1Loss",
     "LSTM", "LSTMCell", "LayerNorm", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax",
-    "MSELoss", "MaxPool1d", "MaxPool2d", "Mish", "Module", "ModuleDict", "ModuleList",
+    "MSELoss", "MaxPool1d", "MaxPool2d", "MaxPool3d", "Mish", "Module", "ModuleDict", "ModuleList",
     "NLLLoss", "PReLU", "Parameter", "ParameterDict", "ParameterList", "RNN", "RNNBase",
     "RNNCell", "ReLU", "ReLU6", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
     "ReplicationPad2d", "SELU", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax",

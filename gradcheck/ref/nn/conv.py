@@ -1,11 +1,11 @@
-"""Convolutions: ``conv1d``/``conv2d``/``conv_transpose2d``, ``unfold``/``fold``, and the
-``Conv1d``/``Conv2d``/``ConvTranspose2d`` modules.
+"""Convolutions in 1, 2 or 3 spatial dims: ``conv1d/2d/3d``, ``conv_transpose1d/2d/3d``,
+``unfold``/``fold``, and the ``Conv1d/2d/3d`` and ``ConvTranspose1d/2d/3d`` modules.
 
 A convolution is one matrix product, ``weight @ unfold(x)`` (im2col, batch-last so the whole
 batch is one GEMM), so its gradients come from the matmul rule and from ``unfold``'s adjoint
 ``fold`` in the derivatives table. A transposed convolution is the same two ops the other way
 round: ``fold(weight.T @ x)``.
-1-D convolutions run as 2-D ones with a height of 1.
+One code path serves every spatial rank (im2col's kernels take any number of dims).
 
 Example:
     >>> import gradcheck.ref as torch
@@ -14,6 +14,7 @@ Example:
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from gradcheck.ref import im2col
@@ -43,7 +44,7 @@ def _uncolumns(cols: Tensor, size, kernel, dilation, padding, stride, grid=None)
                  padding=padding, stride=stride, grid=grid)
 
 
-def _geometry(kernel_size, dilation, padding, stride) -> tuple:
+def _geometry(kernel_size, dilation, padding, stride) -> tuple:  # unfold/fold: 2-D only
     return (_tuple(kernel_size, 2), _tuple(dilation, 2), _tuple(padding, 2), _tuple(stride, 2))
 
 
@@ -83,18 +84,39 @@ def _check_conv(input: Tensor, weight: Tensor, groups: int, spatial: int) -> Non
             f"{channels} channels instead")
 
 
-def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
-           dilation=1, groups: int = 1) -> Tensor:
-    """2-D cross-correlation, as torch's ``F.conv2d`` (stride, padding, dilation, groups)."""
-    _check_conv(input, weight, groups, 2)
-    if input.dim() == 3:
-        return conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation,
-                      groups).squeeze(0)
-    kernel, dilation = tuple(weight.shape[2:]), _tuple(dilation, 2)
+def _spatial_tuple(value, n: int, name: str) -> tuple:
+    """An int or a list of ``n`` ints, one per spatial dim; torch's error otherwise."""
+    values = _tuple(value, n)
+    if len(values) != n:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} "
+                           f"values to match the convolution dimensions, but got "
+                           f"{name}={list(values)}")
+    return values
+
+
+def _check_fits(size, kernel, dilation, padding) -> None:
+    padded = [s + 2 * p for s, p in zip(size, padding)]
+    span = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
+    if any(k > s for k, s in zip(span, padded)):
+        raise RuntimeError(f"Calculated padded input size per channel: "
+                           f"({' x '.join(map(str, padded))}). Kernel size: "
+                           f"({' x '.join(map(str, span))}). Kernel size can't be greater than "
+                           f"actual input size; pad the input or shrink the kernel")
+
+
+def _conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int,
+          spatial: int) -> Tensor:
+    """N-d cross-correlation: one GEMM of the weight with the batch-last columns."""
+    _check_conv(input, weight, groups, spatial)
+    if input.dim() == spatial + 1:
+        return _conv(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups,
+                     spatial).squeeze(0)
+    kernel, dilation = tuple(weight.shape[2:]), _spatial_tuple(dilation, spatial, "dilation")
     padding = _same_padding(kernel, dilation) if padding == "same" else (
-        (0, 0) if padding == "valid" else _tuple(padding, 2))
-    n, _, h, w = input.shape
-    stride = _tuple(stride, 2)
+        (0,) * spatial if padding == "valid" else _spatial_tuple(padding, spatial, "padding"))
+    stride = _spatial_tuple(stride, spatial, "stride")
+    n, size = input.shape[0], tuple(input.shape[2:])
+    _check_fits(size, kernel, dilation, padding)
     cols = _columns(input, kernel, dilation, padding, stride)  # (C*k, N*L)
     out_c = weight.shape[0]
     if groups == 1:
@@ -102,40 +124,76 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     else:
         out = weight.reshape(groups, out_c // groups, -1) @ cols.reshape(groups, -1,
                                                                         cols.shape[-1])
-    oh, ow = (im2col.out_size(s, k, d, p, st) for s, k, d, p, st in
-              zip((h, w), kernel, dilation, padding, stride))
-    out = out.reshape(out_c, n, oh, ow).permute(1, 0, 2, 3)
-    return out if bias is None else out + bias.reshape(1, -1, 1, 1)
+    grid = [im2col.out_size(s, k, d, p, st) for s, k, d, p, st in
+            zip(size, kernel, dilation, padding, stride)]
+    out = out.reshape(out_c, n, *grid).transpose(0, 1)
+    return out if bias is None else out + bias.reshape(1, -1, *[1] * spatial)
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1) -> Tensor:
+    """2-D cross-correlation, as torch's ``F.conv2d`` (stride, padding, dilation, groups)."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1) -> Tensor:
+    """3-D cross-correlation over (N, C, D, H, W), as torch's ``F.conv3d``.
+
+    >>> import gradcheck.ref as torch
+    >>> conv3d(torch.ones(1, 1, 3, 3, 3), torch.ones(2, 1, 2, 2, 2)).shape
+    torch.Size([1, 2, 2, 2, 2])
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3)
 
 
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
-    """1-D cross-correlation, run as a 2-D one over a height of 1."""
-    _check_conv(input, weight, groups, 1)
-    padding = padding if isinstance(padding, str) else (0, _tuple(padding, 1)[0])
-    out = conv2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, (1, _tuple(stride, 1)[0]),
-                 padding, (1, _tuple(dilation, 1)[0]), groups)
-    return out.squeeze(-2)
+    """1-D cross-correlation, as torch's ``F.conv1d``."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+def _conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output_padding,
+                    groups: int, dilation, spatial: int) -> Tensor:
+    """The adjoint of ``_conv`` in its input: ``fold(weight^T @ x)``."""
+    if input.dim() == spatial + 1:
+        return _conv_transpose(input.unsqueeze(0), weight, bias, stride, padding,
+                               output_padding, groups, dilation, spatial).squeeze(0)
+    stride = _spatial_tuple(stride, spatial, "stride")
+    padding = _spatial_tuple(padding, spatial, "padding")
+    dilation = _spatial_tuple(dilation, spatial, "dilation")
+    output_padding = _spatial_tuple(output_padding, spatial, "output_padding")
+    n, in_c, *grid = input.shape
+    kernel = tuple(weight.shape[2:])
+    out_c = weight.shape[1] * groups
+    size = tuple((s - 1) * st - 2 * p + d * (k - 1) + op + 1 for s, st, p, d, k, op in
+                 zip(grid, stride, padding, dilation, kernel, output_padding))
+    x = input.transpose(0, 1).reshape(groups, in_c // groups, -1)
+    wt = weight.reshape(groups, in_c // groups, -1).mT  # (G, O/G * k, C/G)
+    cols = (wt @ x).reshape(out_c * math.prod(kernel), -1)
+    out = _uncolumns(cols, (n, out_c) + size, kernel, dilation, padding, stride, tuple(grid))
+    return out if bias is None else out + bias.reshape(1, -1, *[1] * spatial)
 
 
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """The adjoint of ``conv2d`` in its input: ``fold(weight^T @ x)``."""
-    if input.dim() == 3:
-        return conv_transpose2d(input.unsqueeze(0), weight, bias, stride, padding,
-                                output_padding, groups, dilation).squeeze(0)
-    stride, padding = _tuple(stride, 2), _tuple(padding, 2)
-    dilation, output_padding = _tuple(dilation, 2), _tuple(output_padding, 2)
-    n, in_c, h, w = input.shape
-    kernel = tuple(weight.shape[2:])
-    out_c = weight.shape[1] * groups
-    size = tuple((s - 1) * st - 2 * p + d * (k - 1) + op + 1 for s, st, p, d, k, op in
-                 zip((h, w), stride, padding, dilation, kernel, output_padding))
-    x = input.permute(1, 0, 2, 3).reshape(groups, in_c // groups, n * h * w)
-    wt = weight.reshape(groups, in_c // groups, -1).mT  # (G, O/G * k, C/G)
-    cols = (wt @ x).reshape(out_c * kernel[0] * kernel[1], n * h * w)
-    out = _uncolumns(cols, (n, out_c) + size, kernel, dilation, padding, stride, (h, w))
-    return out if bias is None else out + bias.reshape(1, -1, 1, 1)
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 2)
+
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
+                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """The adjoint of ``conv3d`` in its input, as torch's ``F.conv_transpose3d``."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 3)
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
+                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """The adjoint of ``conv1d`` in its input, as torch's ``F.conv_transpose1d``."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 1)
 
 
 class _ConvNd(Module):
@@ -191,7 +249,23 @@ class _ConvNd(Module):
         return s
 
 
-class Conv2d(_ConvNd):
+class _Conv(_ConvNd):
+    """Conv1d/2d/3d: the constructor and forward shared by all spatial ranks."""
+
+    _spatial = 2
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, self._spatial, device=device, dtype=dtype)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                     self.groups, self._spatial)
+
+
+class Conv2d(_Conv):
     """2-D convolution layer.
 
     Example:
@@ -200,42 +274,54 @@ class Conv2d(_ConvNd):
         torch.Size([2, 8, 5, 5])
     """
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
-                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 device=None, dtype=None) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode, 2, device=device, dtype=dtype)
 
-    def forward(self, input: Tensor) -> Tensor:
-        return conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                      self.groups)
-
-
-class Conv1d(_ConvNd):
+class Conv1d(_Conv):
     """1-D convolution layer over (N, C, L) inputs."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
-                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 device=None, dtype=None) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode, 1, device=device, dtype=dtype)
-
-    def forward(self, input: Tensor) -> Tensor:
-        return conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                      self.groups)
+    _spatial = 1
 
 
-class ConvTranspose2d(_ConvNd):
-    """2-D transposed convolution (the gradient of Conv2d with respect to its input)."""
+class Conv3d(_Conv):
+    """3-D convolution layer over (N, C, D, H, W) inputs.
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> Conv3d(2, 4, 3, padding=1)(torch.ones(1, 2, 4, 4, 4)).shape
+        torch.Size([1, 4, 4, 4, 4])
+    """
+
+    _spatial = 3
+
+
+class _ConvTranspose(_ConvNd):
+    """ConvTranspose1d/2d/3d: the gradient of a convolution with respect to its input."""
 
     _transposed = True
+    _spatial = 2
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
                  padding_mode: str = "zeros", device=None, dtype=None) -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode, 2, output_padding, device, dtype)
+                         groups, bias, padding_mode, self._spatial, output_padding, device,
+                         dtype)
 
     def forward(self, input: Tensor, output_size=None) -> Tensor:
-        return conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
-                                self.output_padding, self.groups, self.dilation)
+        return _conv_transpose(input, self.weight, self.bias, self.stride, self.padding,
+                               self.output_padding, self.groups, self.dilation, self._spatial)
+
+
+class ConvTranspose2d(_ConvTranspose):
+    """2-D transposed convolution (the gradient of Conv2d with respect to its input)."""
+
+
+class ConvTranspose1d(_ConvTranspose):
+    """1-D transposed convolution (the gradient of Conv1d with respect to its input)."""
+
+    _spatial = 1
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """3-D transposed convolution (the gradient of Conv3d with respect to its input)."""
+
+    _spatial = 3

@@ -218,7 +218,10 @@ from gradcheck.ref.nn.losses import (  # noqa: E402,F401
 from gradcheck.ref.nn.conv import (  # noqa: E402,F401
     conv1d,
     conv2d,
+    conv3d,
+    conv_transpose1d,
     conv_transpose2d,
+    conv_transpose3d,
     fold,
     unfold,
 )
@@ -229,8 +232,13 @@ from gradcheck.ref.nn.pooling import (  # noqa: E402,F401
     adaptive_max_pool2d,
     avg_pool1d,
     avg_pool2d,
+    avg_pool3d,
     max_pool1d,
     max_pool2d,
+    max_pool3d,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
 )
 from gradcheck.ref.nn.batchnorm import batch_norm  # noqa: E402,F401
 from gradcheck.ref.nn.normalization import group_norm  # noqa: E402,F401

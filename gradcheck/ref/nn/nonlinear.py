@@ -58,9 +58,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     """x / max(||x||_p, eps) along ``dim``."""
-    norm = input.abs().pow(p).sum(dim, keepdim=True).pow(1.0 / p) if p != 2.0 else \
-        input.norm(dim=dim, keepdim=True)
-    return input / norm.clamp(min=eps)
+    return input / input.norm(p, dim, keepdim=True).clamp(min=eps)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:

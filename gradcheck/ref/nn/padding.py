@@ -53,7 +53,12 @@ def pad(input: Tensor, pad: tuple, mode: str = "constant", value: float | None =
             raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
                                f"input dimension, but got: padding ({before}, {after}) at "
                                f"dimension {d} of input {list(input.shape)}")
-        positions = np.pad(np.arange(size), (before, after), mode=_NUMPY_MODE[mode])
+        kept = size - max(-before, 0) - max(-after, 0)
+        if mode == "circular" and max(before, after) > kept:
+            raise RuntimeError(f"Padding value causes wrapping around more than once: padding "
+                               f"({before}, {after}) at dimension {d} of input "
+                               f"{list(input.shape)}; use widths of at most {kept}")
+        positions = _positions(size, before, after, mode)
         shape = [1] * input.dim()
         shape[d] = -1
         index.append(positions.reshape(shape))
@@ -64,6 +69,21 @@ def pad(input: Tensor, pad: tuple, mode: str = "constant", value: float | None =
     from gradcheck.ref.tensors import _make
 
     return input[tuple(_make(a) for a in arrays)]
+
+
+def _positions(size: int, before: int, after: int, mode: str) -> np.ndarray:
+    """The input index at each output position of one dim; negative widths crop.
+
+    torch crops ``circular`` before wrapping (the wrap repeats the cropped ends) but crops
+    ``reflect`` and ``replicate`` after padding the whole dim.
+    """
+    grow = (max(before, 0), max(after, 0))
+    crop = (max(-before, 0), max(-after, 0))
+    positions = np.arange(size)
+    if mode == "circular":
+        return np.pad(positions[crop[0]:size - crop[1]], grow, mode="wrap")
+    padded = np.pad(positions, grow, mode=_NUMPY_MODE[mode])
+    return padded[crop[0]:padded.size - crop[1]]
 
 
 class _Pad(Module):

@@ -1,4 +1,6 @@
-"""Pooling: ``max_pool1d/2d``, ``avg_pool1d/2d``, ``adaptive_avg_pool1d/2d`` and their modules.
+"""Pooling: ``max_pool1d/2d/3d`` (with ``return_indices``), ``max_unpool1d/2d/3d``,
+``avg_pool1d/2d/3d``, ``adaptive_avg_pool1d/2d`` and their modules; one path per kind for
+every spatial rank.
 
 Average pooling reuses the convolution's windows: the input is zero-padded, unfolded into
 columns and summed per window, so its gradient comes from ``pad`` and ``unfold``. Max pooling
@@ -13,6 +15,7 @@ Example:
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -24,26 +27,41 @@ from gradcheck.ref.dispatch import apply
 from gradcheck.ref.nn.conv import _columns, _tuple
 from gradcheck.ref.nn.module import Module
 from gradcheck.ref.nn.padding import pad
+from gradcheck.ref.tensors import _make
 
 Tensor = Any
 
 
-def _windows(input: Tensor, kernel, stride, padding, dilation, ceil_mode, fill):
-    """(C, k, N, oh, ow) columns of each pooling window, padded with ``fill``."""
-    kernel = _tuple(kernel, 2)
-    stride = kernel if stride is None or stride == [] else _tuple(stride, 2)
-    padding, dilation = _tuple(padding, 2), _tuple(dilation, 2)
-    _check_padding(padding, kernel, dilation)
-    n, c, h, w = input.shape
-    out = [im2col.out_size(s, k, d, p, st, ceil_mode)
-           for s, k, d, p, st in zip((h, w), kernel, dilation, padding, stride)]
+def _geometry(kernel_size, stride, padding, dilation, spatial: int, name: str) -> tuple:
+    """(kernel, stride, padding, dilation), one entry per spatial dim; stride defaults to the
+    kernel; torch's errors for a tuple of the wrong length or too much padding."""
+    kernel = _tuple(kernel_size, spatial)
+    stride = kernel if stride is None or stride == [] else _tuple(stride, spatial)
+    geometry = (kernel, stride, _tuple(padding, spatial), _tuple(dilation, spatial))
+    for what, values in zip(("kernel_size", "stride", "padding", "dilation"), geometry):
+        if len(values) != spatial:
+            raise RuntimeError(f"{name}: {what} must either be a single int, or a tuple of "
+                               f"{spatial} ints, got {list(values)}")
+    _check_padding(geometry[2], kernel, geometry[3])
+    return geometry
+
+
+def _out_sizes(size, kernel, stride, padding, dilation, ceil_mode) -> tuple:
+    return tuple(im2col.out_size(s, k, d, p, st, ceil_mode)
+                 for s, k, d, p, st in zip(size, kernel, dilation, padding, stride))
+
+
+def _windows(input: Tensor, kernel, stride, padding, ceil_mode, fill):
+    """(C, prod(kernel), N, *out) columns of each pooling window, padded with ``fill``."""
+    n, c, *size = input.shape
+    out = _out_sizes(size, kernel, stride, padding, (1,) * len(size), ceil_mode)
     # extra right padding so the last (ceil_mode) window exists; its cells hold ``fill``
-    extra = [max((o - 1) * st + d * (k - 1) + 1 - s - 2 * p, 0)
-             for o, st, d, k, s, p in zip(out, stride, dilation, kernel, (h, w), padding)]
-    padded = pad(input, (padding[1], padding[1] + extra[1], padding[0], padding[0] + extra[0]),
-                 value=fill)
-    cols = _columns(padded, kernel, dilation, (0, 0), stride)
-    return cols.reshape(c, kernel[0] * kernel[1], n, out[0], out[1]), kernel, stride, padding
+    widths = []
+    for o, st, k, s, p in reversed(list(zip(out, stride, kernel, size, padding))):
+        widths += [p, p + max((o - 1) * st + k - s - 2 * p, 0)]
+    padded = pad(input, tuple(widths), value=fill)
+    cols = _columns(padded, kernel, (1,) * len(size), (0,) * len(size), stride)
+    return cols.reshape(c, math.prod(kernel), n, *out)
 
 
 def _check_padding(padding, kernel, dilation) -> None:
@@ -53,55 +71,144 @@ def _check_padding(padding, kernel, dilation) -> None:
                            f"{dilation[0]}")
 
 
-def _batched(fn, input: Tensor, *args, spatial: int = 2):
-    """Run a 4-D pooling function on unbatched or 1-D inputs."""
-    if spatial == 1:
-        return _batched(lambda x: fn(x, *args).squeeze(-2), input.unsqueeze(-2))
-    if input.dim() == 3:
-        return fn(input.unsqueeze(0), *args).squeeze(0)
-    return fn(input, *args)
+def _batched(fn, input: Tensor, spatial: int):
+    """Run a pooling function of (N, C, *spatial) inputs on an unbatched one too."""
+    if input.dim() != spatial + 1:
+        return fn(input)
+    out = fn(input.unsqueeze(0))
+    return tuple(o.squeeze(0) for o in out) if isinstance(out, tuple) else out.squeeze(0)
+
+
+def _max_pool(input: Tensor, kernel_size, stride, padding, dilation, ceil_mode: bool,
+              return_indices: bool, spatial: int):
+    """Max over each window; the gradient goes to the first maximum, as in torch. The
+    indices are flat positions in each (N, C) plane, torch's ``return_indices``."""
+    kernel, steps, pads, dils = _geometry(kernel_size, stride, padding, dilation, spatial,
+                                          f"max_pool{spatial}d")
+
+    def run(x):
+        out = _out_sizes(x.shape[2:], kernel, steps, pads, dils, ceil_mode)
+        index = im2col.window_argmax(x._data, kernel, dils, pads, steps, out)
+        # windows that cannot overlap send each gradient to a distinct pixel
+        unique = all(st >= d * (k - 1) + 1 for st, d, k in zip(steps, dils, kernel))
+        values = apply(TABLE["plane_gather"], x, index=index, out_hw=out, unique=unique)
+        if not return_indices:
+            return values
+        return values, _make(index.reshape(values.shape).astype(np.int64))
+
+    return _batched(run, input, spatial)
+
+
+def _avg_pool(input: Tensor, kernel_size, stride, padding, ceil_mode: bool,
+              count_include_pad: bool, divisor_override, spatial: int) -> Tensor:
+    """Mean over each window (padding zeros count unless ``count_include_pad=False``)."""
+    kernel, steps, pads, _ = _geometry(kernel_size, stride, padding, 1, spatial,
+                                       f"avg_pool{spatial}d")
+
+    def run(x):
+        total = _windows(x, kernel, steps, pads, ceil_mode, 0.0).sum(1).transpose(0, 1)
+        if divisor_override:
+            return total / divisor_override
+        if count_include_pad and not ceil_mode:
+            return total / math.prod(kernel)
+        counts = _window_counts(x.shape[2:], kernel, steps, pads, total.shape[2:],
+                                count_include_pad)
+        return total / x.new_tensor(counts)
+
+    return _batched(run, input, spatial)
+
+
+def _max_unpool(input: Tensor, indices: Tensor, kernel_size, stride, padding, output_size,
+                spatial: int) -> Tensor:
+    """The partial inverse of ``_max_pool``: each value written at its index in a zero plane
+    (the table's ``plane_scatter``; its adjoint gathers the gradient back)."""
+    kernel = _tuple(kernel_size, spatial)
+    steps = kernel if stride is None else _tuple(stride, spatial)
+    pads = _tuple(padding, spatial)
+
+    def run(x, index):
+        size = tuple(output_size)[-spatial:] if output_size is not None else tuple(
+            (g - 1) * st - 2 * p + k for g, st, p, k in zip(x.shape[2:], steps, pads, kernel))
+        flat = index._data.reshape(x.shape[0], x.shape[1], -1)
+        if flat.size and (flat.min() < 0 or flat.max() >= math.prod(size)):
+            raise RuntimeError(f"max_unpool{spatial}d: found an invalid max index "
+                               f"{int(flat.max())} for an output of size {list(size)}; pass "
+                               f"the indices from max_pool{spatial}d with the same geometry")
+        return apply(TABLE["plane_scatter"], x, index=flat, size=size, unique=True)
+
+    if input.dim() == spatial + 1:
+        return run(input.unsqueeze(0), indices.unsqueeze(0)).squeeze(0)
+    return run(input, indices)
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
+    """Max over windows along the last dim."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     1)
 
 
 def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
-    """Max over each window; the gradient goes to the first maximum, as in torch."""
-    if return_indices:
-        raise NotImplementedError("max_pool2d(return_indices=True) is not supported by "
-                                  "gradcheck.ref")
+    """Max over each 2-D window; the gradient goes to the first maximum, as in torch."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     2)
 
-    def run(x):
-        kernel = _tuple(kernel_size, 2)
-        steps = kernel if stride is None or stride == [] else _tuple(stride, 2)
-        pads, dils = _tuple(padding, 2), _tuple(dilation, 2)
-        _check_padding(pads, kernel, dils)
-        out = tuple(im2col.out_size(s, k, d, p, st, ceil_mode)
-                    for s, k, d, p, st in zip(x.shape[2:], kernel, dils, pads, steps))
-        index = im2col.window_argmax(x._data, kernel, dils, pads, steps, out)
-        # windows that cannot overlap send each gradient to a distinct pixel
-        unique = all(st >= d * (k - 1) + 1 for st, d, k in zip(steps, dils, kernel))
-        return apply(TABLE["plane_gather"], x, index=index, out_hw=out, unique=unique)
 
-    return _batched(run, input)
+def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
+    """Max over each 3-D window of (N, C, D, H, W) inputs.
+
+    >>> import gradcheck.ref as torch
+    >>> max_pool3d(torch.arange(8.0).reshape(1, 1, 2, 2, 2), 2).flatten().tolist()
+    [7.0]
+    """
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     3)
+
+
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    """Mean over windows along the last dim."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1)
 
 
 def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
-    """Mean over each window (padding zeros count unless ``count_include_pad=False``)."""
+    """Mean over each 2-D window (padding zeros count unless ``count_include_pad=False``)."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 2)
 
-    def run(x):
-        cols, kernel, stride_, padding_ = _windows(x, kernel_size, stride, padding, 1,
-                                                   ceil_mode, 0.0)
-        total = cols.sum(1).permute(1, 0, 2, 3)
-        if divisor_override:
-            return total / divisor_override
-        if count_include_pad and not ceil_mode:
-            return total / (kernel[0] * kernel[1])
-        h, w = x.shape[-2:]
-        counts = _window_counts((h, w), kernel, stride_, padding_, total.shape[-2:],
-                                count_include_pad)
-        return total / x.new_tensor(counts)
 
-    return _batched(run, input)
+def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """Mean over each 3-D window of (N, C, D, H, W) inputs."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 3)
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    """Undo ``max_pool1d(return_indices=True)``: values at their indices, zeros elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    """Undo ``max_pool2d(return_indices=True)``: values at their indices, zeros elsewhere.
+
+    >>> import gradcheck.ref as torch
+    >>> x = torch.tensor([[[[1.0, 4.0], [3.0, 2.0]]]])
+    >>> max_unpool2d(*max_pool2d(x, 2, return_indices=True), 2).tolist()
+    [[[[0.0, 4.0], [0.0, 0.0]]]]
+    """
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    """Undo ``max_pool3d(return_indices=True)``: values at their indices, zeros elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3)
 
 
 def _window_counts(size, kernel, stride, padding, out, include_pad) -> np.ndarray:
@@ -111,7 +218,7 @@ def _window_counts(size, kernel, stride, padding, out, include_pad) -> np.ndarra
         start = np.arange(o) * st - p
         stop = np.minimum(start + k, s + p if include_pad else s)
         per_dim.append(stop - np.maximum(start, -p if include_pad else 0))
-    return np.outer(per_dim[0], per_dim[1]).astype(np.float64)
+    return functools.reduce(np.multiply.outer, per_dim).astype(np.float64)
 
 
 def _averaging(size: int, out: int) -> np.ndarray:
@@ -131,23 +238,6 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     rows = input.new_tensor(_averaging(h, oh))
     cols = input.new_tensor(_averaging(w, ow).T)
     return rows @ input @ cols
-
-
-def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
-               ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
-    """Max over windows along the last dim."""
-    stride = kernel_size if stride is None else stride
-    return _batched(max_pool2d, input, (1, _tuple(kernel_size, 1)[0]), (1, _tuple(stride, 1)[0]),
-                    (0, _tuple(padding, 1)[0]), (1, _tuple(dilation, 1)[0]), ceil_mode,
-                    spatial=1)
-
-
-def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-               count_include_pad: bool = True) -> Tensor:
-    """Mean over windows along the last dim."""
-    stride = kernel_size if stride is None else stride
-    return _batched(avg_pool2d, input, (1, _tuple(kernel_size, 1)[0]), (1, _tuple(stride, 1)[0]),
-                    (0, _tuple(padding, 1)[0]), ceil_mode, count_include_pad, spatial=1)
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
@@ -216,7 +306,10 @@ MaxPool2d = _pool_class("MaxPool2d", _max(max_pool2d), _MAX,
                         ("kernel_size", "stride", "padding", "dilation", "ceil_mode"))
 MaxPool1d = _pool_class("MaxPool1d", _max(max_pool1d), _MAX,
                         ("kernel_size", "stride", "padding", "dilation", "ceil_mode"))
+MaxPool3d = _pool_class("MaxPool3d", _max(max_pool3d), _MAX,
+                        ("kernel_size", "stride", "padding", "dilation", "ceil_mode"))
 AvgPool2d = _pool_class("AvgPool2d", avg_pool2d, _AVG, ("kernel_size", "stride", "padding"))
+AvgPool3d = _pool_class("AvgPool3d", avg_pool3d, _AVG, ("kernel_size", "stride", "padding"))
 AvgPool1d = _pool_class("AvgPool1d", avg_pool1d, _AVG, ("kernel_size", "stride", "padding"))
 AdaptiveAvgPool2d = _pool_class("AdaptiveAvgPool2d", adaptive_avg_pool2d,
                                 {"output_size": None}, ("output_size",))

@@ -89,7 +89,9 @@ def test_check_training_step_in_every_rank():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    context = mp.get_context("fork")  # the ranks share this process's imported torch: fast
+    # NOTE: not fork: this process (a pytest-xdist worker) runs threads of its own, and a
+    # child forked while one of them holds a lock (output, logging) can hang on it forever.
+    context = mp.get_context("spawn")
     results = context.SimpleQueue()
     processes = [context.Process(target=_check_in_rank, args=(rank, 2, port, results))
                  for rank in range(2)]

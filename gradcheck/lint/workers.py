@@ -116,8 +116,14 @@ def _in_child(jobs: list, work: Work) -> list[FileResult] | str:
 
 def _quiet_crashes() -> None:
     import faulthandler
+    import os
 
     faulthandler.disable()  # a crash is reported by the parent, as a GC000, not as a dump
+    # NOTE: a child forked from a threaded parent (a test runner's worker, an IDE) inherits
+    # the standard streams' locks as they were, maybe held by a thread it does not have;
+    # flushing them on the way out would wait forever. Workers print nothing: give them
+    # streams of their own.
+    sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115  (lives as long as the child)
 
 
 def _child_main(sender, jobs: list, work: Work) -> None:

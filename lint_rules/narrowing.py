@@ -2,15 +2,16 @@
 
 The files that pass the text prefilter are often large test modules where only a few
 functions train anything. Every function whose text mentions no gradient event and no
-optimizer loses its body (``hollow`` replaces it by ``...`` in the tree, ``narrow`` in the
-text, keeping every line), so the index and the analysis never walk it. Positions of
-everything kept are unchanged.
+optimizer loses its body (``hollow`` replaces it by ``...`` in the tree), so the index and
+the analysis never walk it. Positions of everything kept are unchanged.
 
 The prefilter's regex split into functions is not reused here: it may end a function early in
-contrived layouts, which a text screen tolerates but hollowing must not (the result has to
-parse).
+contrived layouts, which a text screen tolerates but hollowing must not.
 
->>> print(narrow("def f():\\n    return 1\\n\\ndef g(opt):\\n    opt.step()\\n"), end="")
+>>> source = "def f():\\n    return 1\\n\\ndef g(opt):\\n    opt.step()\\n"
+>>> tree = ast.parse(source)
+>>> hollow(tree, source)
+>>> print(ast.unparse(tree))
 def f():
     ...
 <BLANKLINE>
@@ -22,7 +23,6 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-import warnings
 
 from lint_rules.source import split_lines
 
@@ -51,37 +51,6 @@ def hollow(tree: ast.Module, source: str) -> None:
         first = function.body[0]
         function.body = [ast.Expr(ast.Constant(...), lineno=first.lineno, col_offset=first.col_offset,
                                   end_lineno=first.lineno, end_col_offset=first.col_offset + 3)]
-
-
-def narrow(source: str) -> str:
-    """``source`` with irrelevant function bodies hollowed out (itself if nothing changes):
-    what ``hollow`` leaves of the tree, as text.
-
-    When the stdlib parser rejects the text the text comes back unchanged. A text too deeply
-    nested for the parser raises its RecursionError (or MemoryError).
-    """
-    try:
-        with warnings.catch_warnings():
-            # Invalid escape sequences and the like are the user's business, not the linter's.
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return source  # RecursionError and MemoryError propagate: the caller stops there
-    lines = split_lines(source)
-    functions = _functions(tree)
-    if not functions:
-        return source
-    kept = _kept(functions, _Code(source))
-    spans = [(_first_line(functions[i][0].body[0]), functions[i][0].end_lineno)
-             for i in _hollowed(functions, kept)]
-    if not spans:
-        return source
-    for first, last in spans:
-        head = lines[first - 1]
-        lines[first - 1] = head[: len(head) - len(head.lstrip())] + "..." + _ending(head)
-        for number in range(first + 1, last + 1):
-            lines[number - 1] = _ending(lines[number - 1])
-    return "".join(lines)
 
 
 class _Code:
@@ -146,27 +115,16 @@ def _kept(functions: list[tuple[ast.AST, int]], code: _Code) -> set[int]:
 
 
 def _hollowed(functions: list[tuple[ast.AST, int]], kept: set[int]) -> list[int]:
-    """Indexes of the outermost irrelevant functions whose body starts on a line of its own."""
+    """Indexes of the outermost irrelevant functions."""
     inside: set[int] = set()
     out = []
-    for index, (function, owner) in enumerate(functions):
+    for index, (_, owner) in enumerate(functions):
         if owner in inside:
             inside.add(index)  # inside a hollowed function already
-            continue
-        if index not in kept and _first_line(function.body[0]) > function.lineno:
+        elif index not in kept:
             inside.add(index)
             out.append(index)
     return out
-
-
-def _first_line(statement: ast.stmt) -> int:
-    decorators = getattr(statement, "decorator_list", [])
-    return min([statement.lineno] + [d.lineno for d in decorators])
-
-
-def _ending(line: str) -> str:
-    stripped = line.rstrip("\r\n")
-    return line[len(stripped):] or "\n"
 
 
 _BRACKETS = re.compile(r"[()\[\]{}]")

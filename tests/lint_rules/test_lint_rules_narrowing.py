@@ -1,11 +1,12 @@
 """Hollowing out irrelevant functions before the analysis must never change a finding."""
+import ast
 from pathlib import Path
 
 import pytest
 
 import lint_rules.check as check_module
 from lint_rules import check_source
-from lint_rules.narrowing import narrow
+from lint_rules.narrowing import hollow
 from lint_rules.testing import rule_cases
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,8 +62,7 @@ def train(model, optimizer, loader):
 def test_positions_after_a_hollowed_helper_are_exact(newline: str) -> None:
     source = HELPERS + "\n\n" + LOOP
     source = source.replace("\n", newline)
-    hollowed = narrow(source)
-    assert hollowed != source and hollowed.count(newline) == source.count(newline)
+    assert _hollowed_functions(source) == ["describe"]
     (finding,) = check_source(source)
     assert (finding.code, finding.line) == ("GC002", source.split(newline).index(
         "        optimizer.step()") + 1)
@@ -85,11 +85,14 @@ def test_tab_indented_and_decorated_bodies_stay_parseable() -> None:
         "\t\t\tself.model(batch).sum().backward()\n"
         "\t\t\tself.optimizer.step()\n"
     )
-    hollowed = narrow(source)
-    assert "return 'x'" not in hollowed and "\t\t...\n" in hollowed
-    compile(hollowed, "<hollowed>", "exec")
+    assert _hollowed_functions(source) == ["name"]  # with the decorated function inside it
     assert [(f.line, f.code) for f in check_source(source)] == [(11, "GC002")]
 
 
-def test_unparsable_text_is_left_unchanged() -> None:
-    assert narrow("def f(:\n    pass\n") == "def f(:\n    pass\n"
+def _hollowed_functions(source: str) -> list[str]:
+    """Names of the functions whose body ``hollow`` replaced by ``...``."""
+    tree = ast.parse(source)
+    before = {id(n): n.body for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    hollow(tree, source)
+    return [n.name for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef) and n.body is not before[id(n)]]

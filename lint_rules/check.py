@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import os
 import re
 import sys
@@ -20,6 +21,7 @@ from lint_rules.finding import (
 from lint_rules.narrowing import deepest_position, hollow
 from lint_rules.pieces import PIECE_LINES, split
 from lint_rules.prefilter import could_have_findings
+from lint_rules.proof import proven
 from lint_rules.rules import RULES
 
 STRICT_ENV = "GRADCHECK_LINT_STRICT"
@@ -68,6 +70,23 @@ def check_source(
 
 
 def _check_text(text: str, path: str, rules: tuple, strict: bool) -> list[Finding]:
+    findings = _unproven(text, path, rules, strict)
+    if not any(f.fix for f in findings):
+        return findings
+    # The proof weighs every rule, so that a fix of one selected rule cannot trade its
+    # finding for another rule's.
+    everything = findings if rules == RULES else _unproven(text, path, RULES, strict)
+    lint = lambda fixed: _unproven(fixed, path, RULES, strict)
+    kept = {_place(f): f.fix for f in proven(text, everything, lint)}
+    return [f if kept.get(_place(f)) is f.fix else dataclasses.replace(f, fix=None)
+            for f in findings]
+
+
+def _place(finding: Finding) -> tuple:
+    return finding.code, finding.line, finding.column
+
+
+def _unproven(text: str, path: str, rules: tuple, strict: bool) -> list[Finding]:
     tree = _parse(text, path)
     # Functions that cannot take part in a finding lose their bodies: nothing walks them.
     hollow(tree, text)

@@ -3,7 +3,7 @@
 ``Compound`` is the part of ``flow.Interpreter`` that walks them; ``Flow`` says where control
 leaves a block. Inside ``with accelerator.accumulate(...)`` the optimizer's step and
 zero_grad are gated by the sync flag, as accelerate does; an exception handler starts from
-the state before any statement of its ``try`` body.
+the state before its ``try`` body.
 """
 from __future__ import annotations
 
@@ -61,13 +61,13 @@ class Compound:
                 self._last_gate = gate
 
     def _try(self, stmt: ast.Try, state: State) -> Flow:
-        trace: list[State] = [state]
         statements = syntax.body_of(stmt)
-        body = self._block(statements, state, trace)
-        handler_in: State | None = None
-        # An exception interrupts some statement, so a handler starts from the state before it.
-        for before in trace[: len(statements)]:
-            handler_in = join(handler_in, before)
+        body = self._block(statements, state)
+        # NOTE: which statement of the body failed is unknown, and guessing one (a step that
+        # raised after its backward, a zero_grad that raised) invents findings on ordinary
+        # OOM-tolerant loops. Unknown means benign: a handler starts from the state before
+        # the body, as if the batch had never been touched.
+        handler_in = state
         flows = []
         self._handlers += 1
         try:

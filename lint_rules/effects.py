@@ -23,6 +23,7 @@ from lint_rules.states import (
     join,
     on_backward,
     on_zero,
+    ordered,
 )
 from lint_rules.summaries import FunctionNode
 
@@ -189,7 +190,7 @@ class Effects:
             facts = dict(facts)
             mine = facts.get(opt, facts[None])
             new_mine = set()
-            for fact in mine:
+            for fact in ordered(mine):
                 self._report(fact, event, opt)
                 new_mine.add(after_step(fact, event))
             for other in list(facts):

@@ -97,10 +97,20 @@ class Event:
     target: str = ""  # optimizer key (STEP), receiver key (ZERO), loss text (BACKWARD)
     partial: bool = field(default=False, compare=False)  # a ZERO that may clear only some params
     closure: ast.AST | None = field(default=None, compare=False)  # step(closure)
-    node_id: int = field(init=False, repr=False)  # identity: one event per node, kind, target
+    # Identity: one event per node, kind and target. The node is known by its span in the
+    # tree, not its address, so that sets of events iterate in the same order in every run.
+    node_id: tuple = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "node_id", id(self.node))
+        node = self.node
+        span = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0),
+                getattr(node, "end_lineno", 0), getattr(node, "end_col_offset", 0))
+        object.__setattr__(self, "node_id", (*span, type(node).__name__))
+
+    @property
+    def order(self) -> tuple:
+        """A key that sorts events by where they stand, the same in every run."""
+        return (*self.node_id, self.kind, self.target)
 
     @property
     def line(self) -> int:

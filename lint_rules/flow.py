@@ -103,7 +103,7 @@ class Interpreter(Compound, Effects):
         raise AnalysisIncomplete(reason, line, column)
 
     # ----- statements ---------------------------------------------------------------------
-    def _block(self, stmts: list[syntax.Statement], state: State | None, trace: list | None = None) -> Flow:
+    def _block(self, stmts: list[syntax.Statement], state: State | None) -> Flow:
         flow = Flow(normal=state)
         for stmt in stmts:
             if flow.normal is None:
@@ -113,8 +113,6 @@ class Interpreter(Compound, Effects):
             flow.cont = join(flow.cont, out.cont)
             flow.ret = join(flow.ret, out.ret)
             flow.normal = out.normal
-            if trace is not None and out.normal is not None:
-                trace.append(out.normal)
         return flow
 
     def _stmt(self, stmt: syntax.Statement, state: State) -> Flow:

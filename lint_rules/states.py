@@ -93,3 +93,20 @@ def after_step(fact: tuple, step: ev.Event) -> tuple:
 
 def after_other_step(fact: tuple) -> tuple:
     return (FOREIGN,) if fact[0] == FRESH else fact
+
+
+def ordered(facts) -> list[tuple]:
+    """``facts`` in an order that does not depend on hashing (reports take the first)."""
+    return sorted(facts, key=_fact_order)
+
+
+def _fact_order(fact: tuple) -> tuple:
+    return tuple(_part_order(part) for part in fact)
+
+
+def _part_order(part) -> tuple:
+    if isinstance(part, ev.Event):
+        return (1, part.order)
+    if isinstance(part, frozenset):
+        return (2, tuple(sorted(_part_order(p) for p in part)))
+    return (0, str(part))

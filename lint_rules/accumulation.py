@@ -1,8 +1,20 @@
-"""Running totals that add a backpropagated loss tensor inside a loop (what GC004 reports).
+"""Places where a loop keeps the backpropagated loss, and with it its autograd graph (GC004).
 
-Within one unit (the module body or a function, nested definitions excluded), a loss is a
-name whose value flows into a ``backward()`` call; a running total is ``total += expr`` or
-``total = total + expr`` inside a loop (or in ``training_step``, which repeats per batch).
+Within one unit (the module body or a function, nested definitions excluded), a *loss* is the
+value that a ``backward()`` call backpropagates: a name bound by one assignment (a name bound
+twice is two values, so a validation ``loss`` is not the training one), reached through
+arithmetic and graph-keeping tensor methods (``loss.div(k).backward()`` backpropagates
+``loss``). A function whose ``return`` hands back the tensor it backpropagated makes its
+callers' results losses too. A loop *keeps* a loss when, on every iteration,
+
+- it adds it to a running total (``total += loss``, ``total = total + loss``),
+- appends it to a list, alone or inside a dict or tuple (``outputs.append({"loss": loss})``),
+- or hands it to a method of the file's own class that adds it to an attribute
+  (``meter.update(loss)`` with ``def update(self, val): self.sum += val``),
+
+and nothing in that loop starts the total or the list again. Nothing is kept under
+``torch.no_grad()`` or ``inference_mode()``, and ``.item()``, ``.detach()``, ``float(...)``
+and their kin drop the graph.
 """
 from __future__ import annotations
 
@@ -13,25 +25,33 @@ import ast
 
 from lint_rules import events as ev
 from lint_rules import syntax
+from lint_rules.bindings import Bindings, graph_free_context
 
 _LOOPS = syntax.LOOPS
-# Calls whose result no longer references the autograd graph.
-_DETACHING = ("item", "detach", "tolist", "cpu", "numpy", "float", "int")
+# Tensor methods whose result still references the graph of the tensor they are called on.
+_GRAPH_KEEPING = frozenset({
+    "div", "mul", "add", "sub", "mean", "sum", "float", "double", "half", "bfloat16", "to",
+    "view", "reshape", "squeeze", "unsqueeze", "clone", "contiguous", "neg", "abs", "pow",
+    "sqrt", "exp", "log", "div_", "mul_", "add_", "sub_", "cuda",
+})
+_KEEPERS = frozenset({"append", "extend", "insert"})
 
 
 @dataclass(frozen=True)
 class RunningTotal:
-    """``statement`` adds the loss ``name`` (at the ``hits`` names) into ``target``."""
+    """``statement`` keeps the loss ``name`` (at the ``hits`` names) in ``target``; ``how``
+    says which way: ``"sum"``, ``"append"`` or ``"method"``."""
 
     statement: ast.AST
     target: ast.AST
     name: str
     backward: ast.Call
     hits: tuple[ast.Name, ...]
+    how: str = "sum"
 
 
 def running_totals(analysis) -> Iterator[RunningTotal]:
-    """Every running total of a loss, unit by unit."""
+    """Every place a loop keeps a loss, unit by unit, in source order."""
     units: dict[int, ast.AST] = {}
     for call in analysis.index.backward_calls:
         unit = analysis.function_of(call)
@@ -39,36 +59,202 @@ def running_totals(analysis) -> Iterator[RunningTotal]:
             continue
         unit = unit or analysis.tree
         units[id(unit)] = unit
+    returners = _loss_returners(analysis, units)
+    for unit in _callers_of(analysis, returners):
+        units.setdefault(id(unit), unit)
+    keepers = _keeping_methods(analysis.tree)
+    found = [t for unit in units.values() for t in _Unit(analysis, unit, returners, keepers).totals()]
+    yield from sorted(found, key=lambda t: (t.statement.lineno, t.statement.col_offset))
+
+
+def _loss_returners(analysis, units: dict[int, ast.AST]) -> dict[str, ast.Call]:
+    """Functions of the module whose ``return`` hands back the tensor they backpropagated,
+    with that backward call."""
+    out = {}
     for unit in units.values():
-        yield from _unit_totals(analysis, unit)
+        if isinstance(unit, syntax.FUNCTIONS) and analysis.index.parents.get(id(unit)) is analysis.tree:
+            backward = _Unit(analysis, unit, {}, {}).returned_loss()
+            if backward is not None:
+                out[unit.name] = backward
+    return out
 
 
-def _unit_totals(analysis, unit: ast.AST) -> Iterator[RunningTotal]:
-    nodes = list(_own_nodes(unit))
-    losses: dict[str, ast.Call] = {}
-    for node in nodes:
-        if type(node) is ast.Call and ev.is_backward_call(node):
-            loss = ev.backward_loss(node)
-            for name in _value_names(loss) if loss is not None else ():
-                losses.setdefault(name.id, node)
-    if not losses:
-        return
-    detached = {
-        t.id for n in nodes if type(n) is ast.Assign and _detaches(n.value)
-        for t in n.targets if type(t) is ast.Name
-    }
-    repeated = isinstance(unit, syntax.FUNCTIONS) and unit.name == "training_step"
-    for node in nodes:
-        summed = _summed_value(node)
-        if summed is None:
+def _callers_of(analysis, functions: dict[str, ast.Call]) -> list[ast.AST]:
+    if not functions:
+        return []
+    callers = []
+    for node in ast.walk(analysis.tree):
+        if type(node) is ast.Call and type(node.func) is ast.Name and node.func.id in functions:
+            unit = analysis.function_of(node)
+            if not isinstance(unit, (ast.Lambda, ast.ClassDef)):
+                callers.append(unit or analysis.tree)
+    return callers
+
+
+def _keeping_methods(tree: ast.Module) -> dict[tuple[str, str], tuple[int, ...]]:
+    """(class, method) -> positions of the arguments the method adds into an attribute of
+    ``self`` (``def update(self, val, n=1): self.sum += val * n`` keeps argument 0)."""
+    out = {}
+    for cls in tree.body:
+        if type(cls) is not ast.ClassDef:
             continue
-        target, value = summed
-        if ev.dotted(target) in losses or not (repeated or _in_loop(analysis, node, unit)):
-            continue
-        hits = tuple(n for n in _value_names(value) if n.id in losses and n.id not in detached)
-        if hits:
-            name = hits[0].id
-            yield RunningTotal(node, target, name, losses[name], hits)
+        for method in cls.body:
+            if not isinstance(method, syntax.FUNCTIONS):
+                continue
+            params = [a.arg for a in method.args.args][1:]
+            kept = {n.id for node in ast.walk(method)
+                    if type(node) is ast.AugAssign and type(node.op) is ast.Add
+                    and ev.dotted(node.target) and ev.dotted(node.target).startswith("self.")
+                    for n in _value_names(node.value)}
+            positions = tuple(i for i, p in enumerate(params) if p in kept)
+            if positions:
+                out[(cls.name, method.name)] = positions
+    return out
+
+
+class _Unit:
+    """One function (or the module body) and the losses it backpropagates."""
+
+    def __init__(self, analysis, unit: ast.AST, returners: dict[str, ast.Call],
+                 keepers: dict[tuple[str, str], tuple[int, ...]]) -> None:
+        self.analysis = analysis
+        self.unit = unit
+        self.returners = returners
+        self.keepers = keepers
+        self.nodes = list(_own_nodes(unit))
+        self.bindings = Bindings(unit, analysis.index.parents)
+        self.losses: dict[ast.AST | None, ast.Call] = {}  # binding of a loss -> its backward
+        self.loss_names: set[str] = set()
+        for node in self.nodes:
+            if type(node) is ast.Call and ev.is_backward_call(node):
+                self._note_backward(node)
+        self._note_loss_returning_calls()
+
+    def _note_backward(self, call: ast.Call) -> None:
+        loss = ev.backward_loss(call)
+        for name in _value_names(loss) if loss is not None else ():
+            binding = self.bindings.reaching(name.id, call)
+            if not self._detached(binding):
+                self.losses.setdefault(binding, call)
+                self.loss_names.add(name.id)
+
+    def _note_loss_returning_calls(self) -> None:
+        returners = self.returners
+        for node in self.nodes:
+            if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
+                    and type(node.value) is ast.Call and type(node.value.func) is ast.Name \
+                    and node.value.func.id in returners:
+                self.losses.setdefault(node, returners[node.value.func.id])
+                self.loss_names.add(node.targets[0].id)
+
+    def _detached(self, binding: ast.AST | None) -> bool:
+        if binding is None:
+            return False
+        value = getattr(binding, "value", None)
+        return (value is not None and _detaches(value)) or graph_free_context(binding, self.analysis.index.parents)
+
+    def returned_loss(self) -> ast.Call | None:
+        """The backward call of the tensor a ``return`` hands back, if any."""
+        for node in self.nodes:
+            if type(node) is ast.Return and node.value is not None:
+                for name in self._loss_hits(node.value, node):
+                    return self.losses[self.bindings.reaching(name.id, node)]
+        return None
+
+    def totals(self) -> Iterator[RunningTotal]:
+        if not self.losses or graph_free_context(self.unit, self.analysis.index.parents):
+            return
+        repeated = isinstance(self.unit, syntax.FUNCTIONS) and self.unit.name == "training_step"
+        for node in self.nodes:
+            kept = self._kept_value(node)
+            if kept is None:
+                continue
+            target, value, how = kept
+            if ev.dotted(target) in self.loss_names and how == "sum":
+                continue  # the total is the loss: summing losses on purpose
+            loop = self._loop_of(node)
+            if loop is None and not repeated:
+                continue
+            if graph_free_context(node, self.analysis.index.parents, stop=self.unit):
+                continue
+            if loop is not None and self._restarted_in(loop, target, node):
+                continue
+            hits = self._loss_hits(value, node)
+            if hits:
+                name = hits[0].id
+                yield RunningTotal(node, target, name, self.losses[self.bindings.reaching(name, node)],
+                                   tuple(hits), how)
+
+    def _kept_value(self, node: ast.AST) -> tuple[ast.AST, ast.AST, str] | None:
+        """(where it is kept, the value kept, how) for a statement that keeps a value."""
+        kind = type(node)
+        if kind is ast.AugAssign and type(node.op) is ast.Add:
+            return node.target, node.value, "sum"
+        if kind is ast.Assign and len(node.targets) == 1 and type(node.value) is ast.BinOp \
+                and type(node.value.op) is ast.Add and ev.dotted(node.value.left) is not None \
+                and ev.dotted(node.value.left) == ev.dotted(node.targets[0]):
+            return node.targets[0], node.value.right, "sum"
+        if kind is not ast.Expr or type(node.value) is not ast.Call \
+                or type(node.value.func) is not ast.Attribute:
+            return None
+        call = node.value
+        args = syntax.positional(call)
+        if call.func.attr in _KEEPERS and args:
+            return call.func.value, args[-1], "append"
+        positions = self.keepers.get((self._class_of(call.func.value), call.func.attr), ())
+        kept = [args[i] for i in positions if i < len(args)]
+        return (call.func.value, kept[0], "method") if kept else None
+
+    def _class_of(self, receiver: ast.AST) -> str | None:
+        """The file's class that built ``receiver``: ``meter = AverageMeter()`` here."""
+        if type(receiver) is not ast.Name:
+            return None
+        binding = self.bindings.reaching(receiver.id, receiver)
+        value = getattr(binding, "value", None)
+        if type(binding) is ast.Assign and type(value) is ast.Call and type(value.func) is ast.Name:
+            return value.func.id
+        return None
+
+    def _loss_hits(self, value: ast.AST, at: ast.AST) -> list[ast.Name]:
+        hits = []
+        for name in _value_names(value, containers=True):
+            binding = self.bindings.reaching(name.id, at)
+            if binding in self.losses:
+                hits.append(name)
+        return hits
+
+    def _loop_of(self, node: ast.AST) -> ast.AST | None:
+        parents = self.analysis.index.parents
+        parent = parents.get(id(node))
+        while parent is not None and parent is not self.unit:
+            if isinstance(parent, _LOOPS):
+                return parent
+            parent = parents.get(id(parent))
+        return None
+
+    def _restarted_in(self, loop: ast.AST, target: ast.AST, site: ast.AST) -> bool:
+        """Whether the loop binds the total (or clears the list) again somewhere other than
+        at ``site``: then what it keeps lasts a window, not the whole run."""
+        key = ev.dotted(target)
+        for node in ast.walk(loop):
+            if node is site:
+                continue
+            if type(node) in (ast.Assign, ast.AnnAssign):
+                targets = node.targets if type(node) is ast.Assign else [node.target]
+                if any(ev.dotted(t) == key for t in targets) and not _adds_to(node, key):
+                    return True
+            if type(node) is ast.Call and syntax.callee_name(node) in ("clear", "reset") \
+                    and type(node.func) is ast.Attribute and ev.dotted(node.func.value) == key:
+                return True
+            if type(node) is ast.Delete and any(
+                    ev.dotted(getattr(t, "value", t)) == key for t in node.targets):
+                return True
+        return False
+
+
+def _adds_to(node: ast.AST, key: str | None) -> bool:
+    value = getattr(node, "value", None)
+    return type(value) is ast.BinOp and ev.dotted(value.left) == key
 
 
 def _own_nodes(unit: ast.AST) -> Iterator[ast.AST]:
@@ -80,44 +266,34 @@ def _own_nodes(unit: ast.AST) -> Iterator[ast.AST]:
         stack.extend(c for c in syntax.children(node) if not isinstance(c, syntax.SCOPES))
 
 
-def _summed_value(node: ast.AST):
-    kind = type(node)
-    if kind is ast.AugAssign and type(node.op) is ast.Add:
-        return node.target, node.value
-    if (
-        kind is ast.Assign
-        and len(node.targets) == 1
-        and type(node.value) is ast.BinOp
-        and type(node.value.op) is ast.Add
-        and ev.dotted(node.value.left) is not None
-        and ev.dotted(node.value.left) == ev.dotted(node.targets[0])
-    ):
-        return node.targets[0], node.value.right
-    return None
-
-
-def _value_names(expr: ast.AST) -> list[ast.Name]:
-    """Names whose tensor value flows into ``expr`` through arithmetic or ``scaler.scale(...)``."""
+def _value_names(expr: ast.AST, containers: bool = False) -> list[ast.Name]:
+    """Names whose tensor flows into ``expr`` through arithmetic, graph-keeping methods or
+    ``scaler.scale(...)``; with ``containers``, also through dict, list and tuple displays."""
     kind = type(expr)
     if kind is ast.Name:
         return [expr]
     if kind is ast.BinOp:
-        return _value_names(expr.left) + _value_names(expr.right)
+        return _value_names(expr.left, containers) + _value_names(expr.right, containers)
     if kind is ast.UnaryOp:
-        return _value_names(expr.operand)
-    if kind is ast.Call and syntax.callee_name(expr) == "scale" and type(expr.func) is ast.Attribute:
-        return [n for a in syntax.positional(expr) for n in _value_names(a)]
+        return _value_names(expr.operand, containers)
+    if kind is ast.Call and type(expr.func) is ast.Attribute:
+        if expr.func.attr == "scale":
+            return [n for a in syntax.positional(expr) for n in _value_names(a, containers)]
+        if expr.func.attr in _GRAPH_KEEPING:
+            return _value_names(expr.func.value, containers)
+        return []
+    if containers and kind is ast.Dict:
+        return [n for v in expr.values for n in _value_names(v, containers)]
+    if containers and kind in (ast.Tuple, ast.List):
+        return [n for e in expr.elts for n in _value_names(e, containers)]
     return []
 
 
 def _detaches(value: ast.AST) -> bool:
-    return type(value) is ast.Call and syntax.callee_name(value) in _DETACHING
-
-
-def _in_loop(analysis, node: ast.AST, unit: ast.AST) -> bool:
-    parent = analysis.index.parents.get(id(node))
-    while parent is not None and parent is not unit:
-        if isinstance(parent, _LOOPS):
-            return True
-        parent = analysis.index.parents.get(id(parent))
-    return False
+    """``x.item()``, ``x.detach()``, ``float(x)``, ``x.cpu().numpy()`` and their kin."""
+    if type(value) is not ast.Call:
+        return False
+    func = value.func
+    if type(func) is ast.Name:
+        return func.id in ("float", "int", "bool")
+    return type(func) is ast.Attribute and func.attr in ("item", "detach", "tolist", "numpy")

@@ -96,7 +96,7 @@ def analyse(tree: ast.Module, text: SourceText) -> Analysis:
         if issue.code == "GC001":
             analysis.gc001.append(issue)
             continue
-        once = _zeroed_once_before(analysis, issue, zeroed)
+        once = None if issue.restep else _zeroed_once_before(analysis, issue, zeroed)
         if once is None:
             analysis.gc002.append(issue)
         else:
@@ -113,11 +113,12 @@ def _one_per_cause(found) -> list[tuple[Issue, dict]]:
         if issue.code != "GC002":
             out.append((issue, zeroed))
             continue
-        cause = (issue.optimizer, tuple(map(id, issue.loops)))
+        cause = (issue.optimizer, tuple(map(id, issue.loops)), issue.restep)
         if cause in kept:
             first = kept[cause][0]
             if issue.at != first.at and issue.at not in first.also:
                 first.also += (issue.at,)
+            first.applied_by += tuple(a for a in issue.applied_by if a not in first.applied_by)
             continue
         kept[cause] = (issue, zeroed)
         out.append((issue, zeroed))

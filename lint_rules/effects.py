@@ -13,6 +13,8 @@ import ast
 from lint_rules import events as ev
 from lint_rules import rebinding, syntax
 from lint_rules.states import (
+    APPLIED,
+    CLEAN,
     FRESH,
     STALE,
     WFRESH,
@@ -43,8 +45,9 @@ class Issue:
     conditions: tuple[str, ...] = ()
     loops: tuple[ast.AST, ...] = field(default=(), repr=False)
     counter_gated: bool = False  # the step sits under a modulo test in its loop
-    applied_by: ev.Event | None = None  # GC002: the step after which nothing reset the grads
+    applied_by: tuple[ev.Event, ...] = ()  # GC002: the steps after which nothing reset the grads
     also: tuple[ev.Event, ...] = ()  # GC002: other steps of the same optimizer, same cause
+    restep: bool = False  # GC002: no backward since ``applied_by`` applied the same gradients
 
 
 class Effects:
@@ -53,6 +56,8 @@ class Effects:
     def _expressions(self, stmt: syntax.Statement, state: State) -> State:
         if ev.is_grad_zeroing(stmt):
             owners = self.index.optimizers_of_param(ev.grad_owner(stmt) or "")
+            if not owners and self._owners[-1]:
+                owners = {self._owners[-1]}  # inside the optimizer's own step(): its parameters
             event = self._event(ev.ZERO, stmt, ev.ALL, partial=not owners)
             return self._apply_zero(event, tuple(sorted(owners)) or (ev.ALL,), state)
         if ev.is_grad_write(stmt):
@@ -100,9 +105,16 @@ class Effects:
         if step is not None:
             key, closure = step
             if closure is not None:
-                state = self._closure(closure, state)
+                kind = self._closure_kind(closure)
+                if kind == "unknown":
+                    # Whatever the closure does (a reset and a backward, as LBFGS closures
+                    # do) is out of sight: the step's gradients are unknown, hence benign.
+                    return self._opaque_step(key, state)
+                if kind == "callable":
+                    state = self._closure(closure, state)
             for opt in self._unwrapped(self._expand(key)):
                 state = self._gated(state, lambda s, o=opt: self._apply_step(call, o, s), (opt,))
+                state = self._own_method(opt, "step", call, state)
             return state
         callee = self.index.resolve(call, self._class[-1], self._local_defs[-1])
         if callee is not None:
@@ -174,8 +186,9 @@ class Effects:
             isinstance(loop, syntax.LOOPS) for loop in self._loops
         )
         quiet = self._handlers > 0 or event.partial or counter or between_epochs
-        guarded = any(not modulo for modulo in inner)
-        self.zero_context.setdefault(event, (tuple(map(id, self._loops)), guarded))
+        depth = len(self._loops)
+        guards = tuple(c for c in self._conditions if c[1] == depth and depth and not c[2])
+        self.zero_context.setdefault(event, (tuple(map(id, self._loops)), guards))
         fn = lambda f: on_zero(f, event, quiet)
         if ev.ALL in targets:
             return self._map_all(state, fn)
@@ -204,12 +217,17 @@ class Effects:
         kind = fact[0]
         # Only tests inside the innermost loop explain why the step is skipped.
         depth = len(self._loops)
-        conditions = tuple(t for t, d, _ in self._conditions if d == depth and depth)
+        conditions = tuple(t for t, d, *_ in self._conditions if d == depth and depth)
         if self._gates or self._last_gate and opt in self._gated_optimizers:
             conditions += ("<sync>",)
         if kind == STALE:
             issues = [Issue("GC002", step, step, opt, (fact[1],), True, conditions,
-                            tuple(self._loops), any(self._inner_conditions()), fact[2])]
+                            tuple(self._loops), any(self._inner_conditions()), (fact[2],))]
+        elif kind == APPLIED:
+            # A second step with no backward and no reset since the last one applies the
+            # same gradients again.
+            issues = [Issue("GC002", step, step, opt, (), True, conditions, tuple(self._loops),
+                            any(self._inner_conditions()), (fact[1],), restep=True)]
         elif kind == WFRESH and _skipped_on_purpose(conditions, self._inner_conditions()):
             return
         elif kind in (WIPED, WFRESH):
@@ -220,7 +238,8 @@ class Effects:
         else:
             return
         for issue in issues:
-            self.issues.setdefault((issue.code, issue.at.line, issue.at.col, opt), issue)
+            known = self.issues.setdefault((issue.code, issue.at.line, issue.at.col, opt), issue)
+            known.applied_by += tuple(a for a in issue.applied_by if a not in known.applied_by)
 
     def _deliberate_reset(self, zero: ev.Event) -> bool:
         """A reset that discards gradients on purpose, or that we cannot relate to the step:
@@ -230,11 +249,49 @@ class Effects:
         - it runs only under a guard of its own (`if accumulation_steps == 1:`) while the step
           is counter-gated: nothing says the guard and the counter can both hold.
         """
-        loops, guarded = self.zero_context.get(zero, ((), False))
+        loops, guards = self.zero_context.get(zero, ((), ()))
         here = tuple(map(id, self._loops))
         if here[: len(loops)] == loops and not self.backward_loops.isdisjoint(here[len(loops):]):
             return True  # a loop that runs backward passes lies between the reset and the step
-        return guarded and any(self._inner_conditions())
+        # A guard around both the reset and the step (`if use_autoencoder:` over the whole
+        # update) says nothing about either: only a guard of the reset's own counts.
+        own = [g for g in guards if g not in self._conditions]
+        return bool(own) and any(self._inner_conditions())
+
+    def _own_method(self, key: str, name: str, call: ast.Call, state: State) -> State:
+        """After the standard effect of ``key.step()``, what the file's own optimizer class
+        adds in its ``step`` (a ``p.grad = None`` for each parameter, say)."""
+        cls = self.index.instance_class(key)
+        method = self.index.class_method(cls, name) if cls and self.index.is_optimizer_class(cls) else None
+        if method is None:
+            return state
+        self._owners.append(key)
+        try:
+            return self._inline(method, call, state, receiver=key)
+        finally:
+            self._owners.pop()
+
+    def _closure_kind(self, closure: ast.AST) -> str:
+        """``"callable"`` for a lambda or a function of this file, ``"value"`` for a name this
+        function binds to something else (``wrapper.step(loss)``), else ``"unknown"``."""
+        if type(closure) is ast.Lambda:
+            return "callable"
+        if type(closure) is not ast.Name:
+            return "unknown"
+        name = closure.id
+        if name in self._local_defs[-1] or name in self.index.functions:
+            return "callable"
+        scope = self._frames[-1] if self._frames else self.index.tree
+        for node in syntax.walk(scope):
+            if type(node) is ast.Assign and type(node.value) is not ast.Lambda and any(
+                    name in syntax.stored_names(t) for t in node.targets):
+                return "value"
+        return "unknown"
+
+    def _opaque_step(self, key: str, state: State) -> State:
+        for opt in self._unwrapped(self._expand(key)):
+            state = self._map_key(state, opt, lambda f: (CLEAN,))
+        return state
 
     def _closure(self, closure: ast.AST, state: State) -> State:
         if type(closure) is ast.Lambda:
@@ -245,10 +302,17 @@ class Effects:
                 return self._inline(fn, None, state)
         return state
 
-    def _inline(self, fn: FunctionNode, call: ast.Call | None, state: State) -> State:
+    def _inline(self, fn: FunctionNode, call: ast.Call | None, state: State,
+                receiver: str | None = None) -> State:
         if fn in self._frames or len(self._frames) >= MAX_INLINE_DEPTH:
             return state
         subst = dict(self._subst[-1]) if call is None else self._bind(fn, call)
+        if receiver is None and call is not None and type(call.func) is ast.Attribute \
+                and self.index.enclosing_class(fn):
+            key = self._key(call.func.value)
+            receiver = key if key and key != "self" and self.index.instance_class(key) else None
+        if receiver is not None:  # `updater.step(loss)`: `self` in the method is `updater`
+            subst["self"] = (receiver,)
         self._frames.append(fn)
         self._subst.append(subst)
         self._constants.append(dict(self._constants[-1]) if call is None else _flags(fn, call))

@@ -48,16 +48,17 @@ class Interpreter(Compound, Effects):
         self.zeroed_in_loop: dict[int, set[str]] = {}
         self.counter_zeroed_in_loop: dict[int, set[str]] = {}  # resets under `if i % k == 0`
         # each reset: the loops around it and whether a non-counter test guards it
-        self.zero_context: dict[ev.Event, tuple[tuple[int, ...], bool]] = {}
+        self.zero_context: dict[ev.Event, tuple[tuple[int, ...], tuple]] = {}
         self.backward_loops: set[int] = set()  # loops whose body ran a backward pass
         self._loops: list[ast.AST] = []
-        # enclosing if-tests: (text, loop depth, whether it is a modulo/counter test)
+        # enclosing if-tests: (text, loop depth, whether it is a modulo/counter test, the `if`)
         self._conditions: list[tuple[str, int, bool]] = []
         self._gates: list[TestKey] = []
         self._last_gate: TestKey | None = None  # the sync flag of the last `accumulate()` left
         self._gated_optimizers: set[str] = set()  # stepped or reset inside `accumulate()`
         self._handlers = 0
         self._frames: list[FunctionNode] = []
+        self._owners: list[str | None] = [None]  # the optimizer whose own method runs now
         self._subst: list[dict[str, tuple[str, ...]]] = [{}]
         self._constants: list[dict[str, object]] = [{}]  # parameters a call set to literals
         self._local_defs: list[dict[str, FunctionNode]] = [{}]
@@ -175,9 +176,9 @@ class Interpreter(Compound, Effects):
             self._unstable.add(key)  # a counter test (`i % k == 0`) differs every iteration
         yes, no = self._split(state, key, value)
         test_text = " ".join(self.text.segment(stmt.test).split())
-        self._conditions.append((test_text, len(self._loops), modulo))
+        self._conditions.append((test_text, len(self._loops), modulo, id(stmt)))
         then = self._block(syntax.body_of(stmt), yes) if yes else Flow()
-        self._conditions[-1] = (f"not ({test_text})", len(self._loops), modulo)
+        self._conditions[-1] = (f"not ({test_text})", len(self._loops), modulo, id(stmt))
         other = self._block(syntax.orelse_of(stmt), no) if no else Flow()
         self._conditions.pop()
         flow = join_flows(then, other)
@@ -188,7 +189,13 @@ class Interpreter(Compound, Effects):
         return flow
 
     def _decided(self, test: ast.AST) -> bool | None:
-        """The truth of a test made only of parameters the call set to literals, else None."""
+        """The truth of a test made only of parameters the call set to literals, else None.
+
+        ``p.grad is not None`` counts as true: where it is false there is no gradient to
+        reset or apply, so the branch says nothing about the optimizer's gradients."""
+        grad_test = _grad_presence(test)
+        if grad_test is not None:
+            return grad_test
         constants = self._constants[-1]
         if not constants:
             return None
@@ -303,7 +310,7 @@ class Interpreter(Compound, Effects):
 
     def _inner_conditions(self) -> list[bool]:
         depth = len(self._loops)
-        return [modulo for _, d, modulo in self._conditions if d == depth and depth]
+        return [modulo for _, d, modulo, _ in self._conditions if d == depth and depth]
 
     def _skipped(self, state: State) -> State:
         # `continue` in an except handler, or under a test that is not a counter test
@@ -344,6 +351,16 @@ class Interpreter(Compound, Effects):
     def contains_events(self, node: ast.AST) -> bool:
         """Whether ``node`` holds any call or statement that could be a gradient event."""
         return self.index.contains_events(node)
+
+
+def _grad_presence(test: ast.AST) -> bool | None:
+    """True for ``x.grad is not None``, False for ``x.grad is None``, else None."""
+    if type(test) is not ast.Compare or len(test.ops) != 1 or not ev.is_grad_attr(test.left):
+        return None
+    right = test.comparators[0]
+    if type(right) is not ast.Constant or right.value is not None:
+        return None
+    return {ast.IsNot: True, ast.Is: False}.get(type(test.ops[0]))
 
 
 def _forgotten(flow: Flow, key: TestKey) -> Flow:

@@ -74,6 +74,9 @@ class ModuleIndex:
         self.passed_along: set[str] = set()  # names handed to a call as an argument
         self.zeroed: set[str] = set()  # receivers of a `zero_grad()` call somewhere here
         self.annotated: set[str] = set()  # parameters annotated as optimizers
+        self.classes: dict[str, ast.ClassDef] = {}
+        self.instances: dict[str, str] = {}  # `x = Cls(...)` with Cls a class of this file
+        constructed: list[tuple[list[ast.AST], ast.Call]] = []
         parents = self.parents
         referenced = self.referenced
         children = syntax.children
@@ -94,6 +97,7 @@ class ModuleIndex:
             elif kind is ast.If:
                 self._ifs.append(node)
             elif kind is ast.ClassDef:
+                self.classes.setdefault(node.name, node)
                 for item in node.body:
                     if isinstance(item, syntax.FUNCTIONS):
                         self.methods.setdefault(item.name, []).append((node.name, item))
@@ -106,12 +110,19 @@ class ModuleIndex:
                     self._note_alias(node)
                     if type(node.value) is ast.Call:
                         self._note_optimizer(node, node.targets, node.value)
+                        constructed.append((node.targets, node.value))
             elif kind is ast.AnnAssign and type(node.value) is ast.Call:
                 self._note_optimizer(node, [node.target], node.value)
+                constructed.append(([node.target], node.value))
             elif kind is ast.Expr and (is_grad_zeroing(node) or is_grad_write(node)):
                 events.append(node)
             elif kind is ast.arg and node.annotation is not None and _names_optimizer(node.annotation):
                 self.annotated.add(node.arg)
+        for targets, call in constructed:
+            cls = last_name(dotted(call.func) or "")
+            if cls in self.classes:
+                for key in filter(None, map(dotted, targets)):
+                    self.instances[key] = cls
         self.called = {name for name, _ in local_calls}  # names of every non-event call
         self._local_calls = local_calls
         self._called_functions: set[int] | None = None
@@ -275,7 +286,15 @@ class ModuleIndex:
     def is_optimizer(self, key: str) -> bool:
         """Built by an optimizer constructor in this file, annotated as an optimizer, or
         (the last resort) named like one."""
-        return key in self.optimizers or key in self.annotated or looks_like_optimizer(key)
+        if key in self.optimizers or key in self.annotated:
+            return True
+        head, _, rest = key.partition(".")
+        if rest and head != "self" and f"self.{rest}" in self.optimizers:
+            return True  # `updater.optimizer`, where a method here sets `self.optimizer = Adam(...)`
+        owner = self.instance_class(key)
+        if owner is not None:  # built by a class of this file: its bases decide, not its name
+            return self.is_optimizer_class(owner)
+        return looks_like_optimizer(key)
 
     def models_of(self, optimizer: str) -> set[str]:
         """Receivers whose ``.parameters()`` went into ``optimizer``'s constructor."""
@@ -302,6 +321,42 @@ class ModuleIndex:
             self._aliases.setdefault(target, set()).add(source)
             self._aliases.setdefault(source, set()).add(target)
 
+    def instance_class(self, key: str | None) -> str | None:
+        """The class of this file that built the object ``key`` names (``x = Cls(...)``, or
+        ``self.x = Cls(...)`` in any method)."""
+        if not key:
+            return None
+        found = self.instances.get(key)
+        if found is None and "." in key:
+            found = self.instances.get("self." + key.split(".", 1)[1])
+        return found
+
+    def class_method(self, cls: str, name: str, seen: frozenset = frozenset()) -> FunctionNode | None:
+        """Method ``name`` of the file's class ``cls``, inherited from the file's classes too."""
+        node = self.classes.get(cls)
+        if node is None or cls in seen:
+            return None
+        for item in node.body:
+            if isinstance(item, syntax.FUNCTIONS) and item.name == name:
+                return item
+        for base in node.bases:
+            found = self.class_method(last_name(dotted(base) or ""), name, seen | {cls})
+            if found is not None:
+                return found
+        return None
+
+    def is_optimizer_class(self, cls: str, seen: frozenset = frozenset()) -> bool:
+        """Whether the file's class ``cls`` derives from an optimizer class."""
+        node = self.classes.get(cls)
+        if node is None or cls in seen:
+            return False
+        for base in node.bases:
+            name = last_name(dotted(base) or "")
+            if name in OPTIMIZER_CLASSES or name.endswith("Optimizer") or \
+                    self.is_optimizer_class(name, seen | {cls}):
+                return True
+        return False
+
     def resolve(
         self, call: ast.Call, class_name: str | None, local: dict[str, FunctionNode]
     ) -> FunctionNode | None:
@@ -312,6 +367,9 @@ class ModuleIndex:
         if type(func) is not ast.Attribute:
             return None
         attr = func.attr
+        owner = self.instance_class(dotted(func.value))
+        if owner is not None:  # `updater.step(loss)` with `updater = Updater(...)` here
+            return self.class_method(owner, attr)
         candidates = self.methods.get(attr, [])
         if type(func.value) is ast.Name and func.value.id == "self":
             own = [f for cls, f in candidates if cls == class_name]

@@ -253,22 +253,36 @@ class MissingZeroGrad(Rule):
         for issue in analysis.gc002:
             step = issue.step
             name = analysis.optimizer_text(step)
-            bw = issue.backwards[0]
-            where = "at the top of the closure" if _closure_step(step) else "after the step"
-            message = (
-                f"`{short(step.text)}` (line {step.line}) applies stale gradients: `{short(bw.text)}` "
-                f"(line {bw.line}) adds to gradients that an earlier step already applied, and "
-                f"nothing resets `{name}` in between; call `{name}.zero_grad()` {where}."
-            )
+            message = _restep_message(issue, name) if issue.restep else _stale_message(issue, name)
             if issue.also:
                 lines = " and ".join(str(other.line) for other in issue.also)
                 plural = "s" * (len(issue.also) > 1)
                 verb = "apply" if plural else "applies"
                 message += f" The step{plural} on line{plural} {lines} {verb} the same stale gradients."
+            if issue.restep:
+                findings.append(cls.finding(analysis, step.node, message))
+                continue
             edits, safe = _fix(analysis, issue)
             findings.append(cls.finding(analysis, step.node, message, edits, safe=safe,
                                         description=f"insert `{name}.zero_grad()` after the step"))
         return findings
+
+
+def _stale_message(issue, name: str) -> str:
+    step, bw = issue.step, issue.backwards[0]
+    where = "at the top of the closure" if _closure_step(step) else "after the step"
+    return (f"`{short(step.text)}` (line {step.line}) applies stale gradients: `{short(bw.text)}` "
+            f"(line {bw.line}) adds to gradients that an earlier step already applied, and "
+            f"nothing resets `{name}` in between; call `{name}.zero_grad()` {where}.")
+
+
+def _restep_message(issue, name: str) -> str:
+    step = issue.step
+    first = min(issue.applied_by, key=lambda a: a.order)
+    where = "this step" if first.node_id == step.node_id else f"`{short(first.text)}` (line {first.line})"
+    return (f"`{short(step.text)}` (line {step.line}) applies the same gradients again: no "
+            f"backward ran and nothing reset `{name}` since {where} applied them; remove one of "
+            f"the steps, or run a backward pass before each.")
 
 
 def _fix(analysis, issue) -> tuple[tuple | None, bool]:
@@ -279,7 +293,8 @@ def _fix(analysis, issue) -> tuple[tuple | None, bool]:
     # The reset belongs after the step that applied the old gradients (usually this one).
     if _closure_step(issue.step):
         return _closure_fix(analysis, issue)
-    anchors = {id(a.node): a for a in (issue.applied_by or issue.step, *issue.also)}
+    anchors = {a.node_id: a for a in sorted((*(issue.applied_by or (issue.step,)), *issue.also),
+                                            key=lambda a: a.order)}
     safe = True
     for anchor in anchors.values():
         stmt = analysis.statement_of(anchor.node)
@@ -297,11 +312,16 @@ def _fix(analysis, issue) -> tuple[tuple | None, bool]:
 
 
 def _closure_step(step) -> bool:
-    """``opt.step(closure)``: LBFGS and friends call the closure, and its backward, inside."""
+    """``opt.step(closure)``: LBFGS and friends call the closure, and its backward, inside.
+    Only a callable is a closure: ``step(do_adam=True)`` and ``step(loss)`` are not."""
+    import ast
+
+    from lint_rules import syntax
     from lint_rules.events import dotted
 
     call = step.node
-    return bool(call.args or call.keywords) and hasattr(call.func, "value") and \
+    closure = call.args[0] if call.args else syntax.keyword(call, "closure")
+    return type(closure) in (ast.Name, ast.Lambda) and hasattr(call.func, "value") and \
         dotted(call.func.value) == step.target
 
 

@@ -116,14 +116,21 @@ class LossAccumulatedWithGraph(Rule):
         findings = []
         for total in running_totals(analysis):
             name, bw = total.name, total.backward
+            bw_text = " ".join(analysis.text.segment(bw).split())
             bw_line = analysis.text.start(bw)[0]
+            kept = analysis.text.segment(total.target)
+            source = f"`{name}`, the tensor that `{bw_text}` (line {bw_line}) backpropagates"
+            if total.how == "append":
+                what = f"`{kept}` keeps {source}, in an entry per iteration"
+            elif total.how == "method":
+                what = f"`{kept}` adds {source}, into one of its attributes on every iteration"
+            else:
+                what = f"`{kept}` accumulates {source}"
             message = (
-                f"`{analysis.text.segment(total.target)}` accumulates `{name}`, the tensor that "
-                f"`{' '.join(analysis.text.segment(bw).split())}` (line {bw_line}) backpropagates: "
-                f"every iteration's autograd graph stays alive and memory grows each step; add "
-                f"`{name}.item()` (or `{name}.detach()`) instead."
+                f"{what}: every iteration's autograd graph stays referenced, so memory grows "
+                f"with every step; use `{name}.item()` (or `{name}.detach()`) instead."
             )
             edits = tuple(Edit(end, end, ".detach()") for end in map(analysis.text.end_offset, total.hits))
             findings.append(cls.finding(analysis, total.statement, message, edits, safe=False,
-                                        description=f"add `{name}.detach()` instead of `{name}`"))
+                                        description=f"use `{name}.detach()` instead of `{name}`"))
         return findings

@@ -1,8 +1,10 @@
-"""Minimal programs cut from false alarms (and misses) on real repositories.
+"""Minimal programs for shapes of real code the linter was once wrong on.
 
 Each file in ``fixtures/lint/wild/`` reproduces, in a few lines, the shape of code in which
-an earlier version of the linter was wrong on the wild corpus (``bench/wild/triage.csv``):
-``good_*`` must stay silent, ``bad_*`` must give exactly its ``.expected`` findings.
+an earlier version of the linter was wrong on the wild corpus (``bench/wild/triage.csv``);
+each file in ``fixtures/lint/shapes/`` is written from the description of a false alarm or a
+miss seen on repositories outside that corpus (issue reports). ``good_*`` must stay silent,
+``bad_*`` must give exactly its ``.expected`` findings.
 """
 from __future__ import annotations
 
@@ -14,15 +16,16 @@ import pytest
 
 import lint_rules
 
-WILD = Path(__file__).resolve().parents[2] / "fixtures" / "lint" / "wild"
-CASES = sorted(WILD.glob("*.py"))
+LINT = Path(__file__).resolve().parents[2] / "fixtures" / "lint"
+WILD = LINT / "wild"
+CASES = sorted(WILD.glob("*.py")) + sorted((LINT / "shapes").glob("*.py"))
 
 
-def test_the_wild_fixtures_exist() -> None:
-    assert len(CASES) >= 10
+def test_the_wild_and_shape_fixtures_exist() -> None:
+    assert len(CASES) >= 30
 
 
-@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+@pytest.mark.parametrize("path", CASES, ids=[f"{p.parent.name}/{p.stem}" for p in CASES])
 def test_wild_fixture_gives_exactly_its_findings(golden: Any, path: Path) -> None:
     source = path.read_text(encoding="utf-8")
     ast.parse(source, filename=path.name, feature_version=(3, 10))

@@ -3,7 +3,8 @@ step / continue / break under per-iteration random flags, executed concretely fo
 sequence.
 
 - GC002 is exact on this language: a step is flagged iff some execution reaches it with
-  gradients that mix an already-applied backward with a new one.
+  gradients holding a backward pass that a step already applied (mixed with a new one, or
+  alone: a second step with nothing new in between applies the same gradients again).
 - GC001 never fires on a program where no execution ever discards unapplied gradients.
 """
 from __future__ import annotations
@@ -93,7 +94,7 @@ class _Machine:
                 self.discards |= bool(self.grads - self.applied)
                 self.grads = set()
             else:  # step
-                if self.grads & self.applied and self.grads - self.applied:
+                if self.grads & self.applied:  # stale, or the same gradients applied again
                     self.stale.add(stmt[1])
                 self.applied |= self.grads
 
@@ -132,7 +133,9 @@ def test_gc002_matches_brute_force_and_gc001_needs_a_real_discard(body) -> None:
 
 @given(block)
 def test_applying_fixes_one_at_a_time_converges_to_a_clean_program(body) -> None:
-    # The CLI applies a fix, re-lints and repeats; every generated bug must end up fixed.
+    # The CLI applies a fix, re-lints and repeats; every generated bug must end up fixed,
+    # except a second step with nothing new to apply: which of the two steps is wrong is the
+    # author's call, so it has no fix.
     source, _ = render(body)
     for _ in range(12):
         fixable = [f for f in check_source(source, strict=True) if f.fix is not None]
@@ -140,4 +143,5 @@ def test_applying_fixes_one_at_a_time_converges_to_a_clean_program(body) -> None
             break
         source = apply_fixes(source, fixable[:1])
         compile(source, "fixed.py", "exec")
-    assert check_source(source, strict=True) == [], source
+    left = check_source(source, strict=True)
+    assert all("applies the same gradients again" in f.message for f in left), source

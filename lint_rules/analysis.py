@@ -36,6 +36,7 @@ class Analysis:
     gc002: list[Issue] = field(default_factory=list)
     gc003: list[tuple[ev.Event, ast.AST, Issue]] = field(default_factory=list)
     incomplete: list[AnalysisIncomplete] = field(default_factory=list)  # units given up on
+    alias_sites: dict[str, ast.AST] = field(default_factory=dict)  # see effects.ALIAS_PREFIX
 
     def statement_of(self, node: ast.AST) -> syntax.Statement | None:
         """The statement that contains ``node`` (itself if it is one); in ``a; b`` that is
@@ -89,6 +90,7 @@ def analyse(tree: ast.Module, text: SourceText) -> Analysis:
         except AnalysisIncomplete as gave_up:
             analysis.incomplete.append(gave_up)  # this unit only: the others still report
             continue
+        analysis.alias_sites.update(interpreter.alias_sites)
         for key, issue in interpreter.issues.items():
             if not _matched_windows(issue, interpreter.counter_zeroed_in_loop):
                 issues.setdefault(key, (issue, interpreter.zeroed_in_loop))
@@ -231,13 +233,13 @@ def _zeroes_each_member(loop: ast.For, index: ModuleIndex, optimizer: str) -> bo
     if receiver != loop.target.id:
         return False
     members = rebinding.loop_members(loop, ev.dotted, index.is_optimizer).get(receiver, ())
-    return any(ev.is_group_name(m) or m == optimizer for m in members)
+    return any(index.is_group(m) or m == optimizer for m in members)
 
 
 def _zeroes(index: ModuleIndex, target: str, optimizer: str) -> bool:
     if target in (ev.ALL, optimizer) or ev.last_name(target) == ev.last_name(optimizer):
         return True
-    if index.is_optimizer(target) and not ev.is_group_name(target):
+    if index.is_optimizer(target) and not index.is_group(target):
         return False
     owned = index.optimizers_of_model(target)
     return not owned or optimizer in owned

@@ -12,11 +12,14 @@ import ast
 
 from lint_rules import events as ev
 from lint_rules import rebinding, syntax
+from lint_rules.bindings import Bindings
+from lint_rules.reach import models_reached
 from lint_rules.states import (
     APPLIED,
     CLEAN,
     FRESH,
     STALE,
+    TAINTED,
     WFRESH,
     WIPED,
     State,
@@ -30,6 +33,7 @@ from lint_rules.states import (
 from lint_rules.summaries import FunctionNode
 
 MAX_INLINE_DEPTH = 4  # frames, counting the analysed function itself
+ALIAS_PREFIX = "<gradients of>"  # the key of a model's gradients handed to another by reference
 
 
 @dataclass
@@ -48,6 +52,7 @@ class Issue:
     applied_by: tuple[ev.Event, ...] = ()  # GC002: the steps after which nothing reset the grads
     also: tuple[ev.Event, ...] = ()  # GC002: other steps of the same optimizer, same cause
     restep: bool = False  # GC002: no backward since ``applied_by`` applied the same gradients
+    foreign: tuple[ev.Event, ...] = ()  # GC002: another network's passes under ``backwards``
 
 
 class Effects:
@@ -62,7 +67,16 @@ class Effects:
             return self._apply_zero(event, tuple(sorted(owners)) or (ev.ALL,), state)
         if ev.is_grad_write(stmt):
             # Hand-written gradients replace whatever was there: the next step applies them.
-            return self._map_all(state, lambda f: (FRESH, frozenset()))
+            # The gradients of a model whose tensors were handed over by reference (``aliases``)
+            # are not replaced: they keep accumulating where they are.
+            alias = ev.aliased_gradients(stmt, self.index.parents)
+            if alias is not None:
+                self._aliases[alias[1]] = self._alias_key(alias[0])
+                self.alias_sites.setdefault(self._alias_key(alias[0]), stmt)
+            kept = {a: {k: v for k, v in facts.items() if k in self._aliases.values()}
+                    for a, facts in state.items()}
+            state = self._map_all(state, lambda f: (FRESH, frozenset()))
+            return {a: {**facts, **kept[a]} for a, facts in state.items()}
         return self._calls_in(stmt, stmt, state)
 
     def _calls_in(self, node: ast.AST, stmt: ast.AST, state: State) -> State:
@@ -97,6 +111,7 @@ class Effects:
         if ev.is_backward_call(call):
             self.backward_loops.update(map(id, self._loops))
             event = self._event(ev.BACKWARD, call, self.text.segment(call))
+            self._note_reach(event, call)
             return self._map_all(state, lambda f: on_backward(f, event))
         receiver = ev.zero_call_receiver(call)
         if receiver is not None:
@@ -129,8 +144,11 @@ class Effects:
         targets: list[str] = []
         gated = True
         partial = False
+        spared: set[str] = set()  # optimizers known to hold none of the reset model's parameters
+        covered: set[str] = set()  # optimizers known to hold some of them
         for key in keys:
-            if key != ev.ALL and self.index.is_optimizer(key) and not ev.is_group_name(key):
+            group = key != ev.ALL and self.index.is_group(key)
+            if key != ev.ALL and self.index.is_optimizer(key) and not group:
                 targets.append(key)
                 continue
             gated = False
@@ -139,9 +157,26 @@ class Effects:
             # it still counts as a reset (no GC002), but never as discarding a step's gradients.
             partial |= not owned and key != ev.ALL and self.index.models_all_known()
             targets.extend(sorted(owned) or [ev.ALL])
+            covered |= owned
+            if key != ev.ALL and not group:
+                spared |= self.index.optimizers_apart_from(key)
+                # another model's gradients, handed over by reference, stay where they are
+                spared |= {k for k in self._aliases.values() if k != self._alias_key(key)}
+        if not set(targets) - {ev.ALL}:
+            targets = [ev.ALL] if targets else targets
+        if self._sets_to_zero(call):
+            # `opt.zero_grad(set_to_none=False)` zeroes the tensors in place, and with them
+            # those of a model whose gradients were handed to `opt` by reference.
+            targets += [k for dst, k in self._aliases.items()
+                        if not self.index.models_of(targets[0]) or dst in self.index.models_of(targets[0])]
         event = self._event(ev.ZERO, call, receiver, partial=partial)
-        apply = lambda s: self._apply_zero(event, tuple(targets), s)
+        apply = lambda s: self._apply_zero(event, tuple(targets), s, spared=frozenset(spared - covered))
         state = self._gated(state, apply, tuple(targets)) if gated else apply(state)
+        if covered:
+            # `model.zero_grad()` also clears whatever optimizer might hold parts of `model`
+            # without our knowing: a reset for GC002, never a discard for GC001.
+            maybe = self._event(ev.ZERO, call, receiver, partial=True)
+            state = self._apply_zero(maybe, (ev.ALL,), state, spared=frozenset(spared | covered))
         if gated and self.index.shares_parameters():
             # Two optimizers here hold the same parameters (Lightning's two-optimizer tests):
             # one's reset clears the other's gradients too. Count it as a reset for GC002,
@@ -173,7 +208,13 @@ class Effects:
         yes, no = self._split(state, gate, True)
         return join(apply(yes) if yes else None, no)
 
-    def _apply_zero(self, event: ev.Event, targets: tuple[str, ...], state: State) -> State:
+    @staticmethod
+    def _sets_to_zero(call: ast.Call) -> bool:
+        value = syntax.keyword(call, "set_to_none")
+        return value is not None and syntax.constant(value) is False
+
+    def _apply_zero(self, event: ev.Event, targets: tuple[str, ...], state: State,
+                    spared: frozenset[str] = frozenset()) -> State:
         for loop in self._loops:
             self.zeroed_in_loop[id(loop)].update(targets)
         inner = self._inner_conditions()
@@ -191,12 +232,22 @@ class Effects:
         self.zero_context.setdefault(event, (tuple(map(id, self._loops)), guards))
         fn = lambda f: on_zero(f, event, quiet)
         if ev.ALL in targets:
-            return self._map_all(state, fn)
+            return self._map_all(state, fn, spared)
         for key in targets:
             state = self._map_key(state, key, fn)
         return state
 
+    def _alias_key(self, model: str) -> str:
+        return f"{ALIAS_PREFIX}{model}"
+
     def _apply_step(self, call: ast.Call, opt: str, state: State) -> State:
+        for dst, key in self._aliases.items():
+            held = self.index.models_of(opt)
+            if not held or dst in held:  # the step applies the aliased tensors too
+                state = self._step_one(call, key, state, skip=set(self._aliases.values()))
+        return self._step_one(call, opt, state, skip=set(self._aliases.values()) - {opt})
+
+    def _step_one(self, call: ast.Call, opt: str, state: State, skip: set[str]) -> State:
         event = self._event(ev.STEP, call, opt)
         out: State = {}
         for assumptions, facts in state.items():
@@ -207,8 +258,9 @@ class Effects:
                 self._report(fact, event, opt)
                 new_mine.add(after_step(fact, event))
             for other in list(facts):
-                if other != opt:
-                    facts[other] = frozenset(after_other_step(f) for f in facts[other])
+                if other != opt and other not in skip:
+                    reaches = lambda bw, o=other: self._reaches(bw, o)
+                    facts[other] = frozenset(after_other_step(f, reaches) for f in facts[other])
             facts[opt] = frozenset(new_mine)
             out[assumptions] = facts
         return out
@@ -223,6 +275,10 @@ class Effects:
         if kind == STALE:
             issues = [Issue("GC002", step, step, opt, (fact[1],), True, conditions,
                             tuple(self._loops), any(self._inner_conditions()), (fact[2],))]
+        elif kind == TAINTED:
+            issues = [Issue("GC002", step, step, opt, tuple(sorted(fact[1], key=_pos)), True,
+                            conditions, tuple(self._loops), any(self._inner_conditions()),
+                            foreign=tuple(sorted(fact[2], key=_pos)))]
         elif kind == APPLIED:
             # A second step with no backward and no reset since the last one applies the
             # same gradients again.
@@ -257,6 +313,24 @@ class Effects:
         # update) says nothing about either: only a guard of the reset's own counts.
         own = [g for g in guards if g not in self._conditions]
         return bool(own) and any(self._inner_conditions())
+
+    def _note_reach(self, event: ev.Event, call: ast.Call) -> None:
+        """Which models this backward pass is known to go through (``reach.py``)."""
+        models = self.index.model_keys()
+        if not models:
+            return
+        scope = self._frames[-1] if self._frames else self.index.tree
+        bindings = self._bindings.get(id(scope))
+        if bindings is None:
+            bindings = self._bindings[id(scope)] = Bindings(scope, self.index.parents)
+        found = models_reached(call, scope, models, self.index.parents, bindings)
+        if found:
+            self._reached[event] = frozenset(map(self._subst_key, found))
+
+    def _reaches(self, bw: ev.Event, optimizer: str | None) -> bool:
+        models = self._reached.get(bw)
+        return bool(models) and optimizer is not None and any(
+            optimizer in self.index.optimizers_of_model(m) for m in models)
 
     def _own_method(self, key: str, name: str, call: ast.Call, state: State) -> State:
         """After the standard effect of ``key.step()``, what the file's own optimizer class
@@ -367,8 +441,13 @@ class Effects:
     def _unwrapped(self, keys: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(rebinding.unwrapped(k, self.index.is_optimizer) for k in keys)
 
-    def _map_all(self, state: State, fn) -> State:
-        return {a: {k: frozenset(map(fn, v)) for k, v in facts.items()} for a, facts in state.items()}
+    def _map_all(self, state: State, fn, spared: frozenset[str] | set[str] = frozenset()) -> State:
+        """``fn`` on the facts of every optimizer but the ``spared`` ones."""
+        out: State = {}
+        for assumptions, facts in state.items():
+            kept = {k: facts.get(k, facts[None]) for k in spared}
+            out[assumptions] = {**{k: frozenset(map(fn, v)) for k, v in facts.items()}, **kept}
+        return out
 
     def _map_key(self, state: State, key: str, fn) -> State:
         out: State = {}

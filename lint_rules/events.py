@@ -153,10 +153,41 @@ def is_backward_call(call: ast.Call) -> bool:
 
 
 def is_grad_attr(node: ast.AST) -> bool:
-    """``p.grad`` or ``p.grad.data``."""
+    """``p.grad``, ``p.grad.data`` or ``p._grad`` (the same storage, set without checks)."""
     if type(node) is ast.Attribute and node.attr == "data":
         node = node.value
-    return type(node) is ast.Attribute and node.attr == "grad"
+    return type(node) is ast.Attribute and node.attr in ("grad", "_grad")
+
+
+def aliased_gradients(stmt: ast.AST, parents: dict[int, ast.AST]) -> tuple[str, str] | None:
+    """(source model, destination model) for ``dst._grad = src.grad`` in a loop
+    ``for src, dst in zip(a.parameters(), b.parameters()):``: ``b``'s gradients become the
+    very tensors of ``a``'s, so resetting ``b``'s (to None) leaves ``a``'s untouched."""
+    if type(stmt) is not ast.Assign or len(stmt.targets) != 1:
+        return None
+    target, value = stmt.targets[0], stmt.value
+    if not (is_grad_attr(target) and is_grad_attr(value)):
+        return None
+    dst, src = dotted(target.value), dotted(value.value)
+    loop = parents.get(id(stmt))
+    while loop is not None and not isinstance(loop, syntax.FOR_LOOPS):
+        loop = parents.get(id(loop))
+    if loop is None or type(loop.target) is not ast.Tuple or type(loop.iter) is not ast.Call \
+            or syntax.callee_name(loop.iter) != "zip" or len(loop.iter.args) != 2:
+        return None
+    names = [dotted(e) for e in loop.target.elts]
+    owners = [param_source(a) for a in loop.iter.args]
+    if len(names) != 2 or None in owners or {src, dst} != set(names):
+        return None
+    by_name = dict(zip(names, owners))
+    return by_name[src], by_name[dst]
+
+
+def param_source(node: ast.AST) -> str | None:
+    """``model`` for ``model.parameters()``; None for anything else."""
+    if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "parameters":
+        return dotted(node.func.value)
+    return None
 
 
 def _expr_call(stmt: ast.AST) -> ast.Call | None:

@@ -66,6 +66,11 @@ class Interpreter(Compound, Effects):
         self._unstable: set[TestKey] = set()
         self._budget = BUDGET
         self._loop_assigned: dict[int, set[str]] = {}
+        self._counted: dict[int, set[str]] = {}  # loop -> names it adds to (`n += 1`)
+        self._bindings: dict[int, object] = {}  # scope -> its Bindings, for reach.py
+        self._aliases: dict[str, str] = {}  # model given another's gradient tensors -> their key
+        self.alias_sites: dict[str, ast.AST] = {}  # that key -> the statement handing them over
+        self._reached: dict[ev.Event, frozenset[str]] = {}  # backward -> models it goes through
         self._epoch_unit = False
         self._merged = False  # paths were merged past MAX_WORLDS
 
@@ -167,11 +172,16 @@ class Interpreter(Compound, Effects):
         while syntax.is_not(test):
             test, value = test.operand, not value
         known = self._decided(stmt.test)
+        if known is None and not syntax.may_jump(stmt):
+            # `if p.grad is not None: p.grad = None` counts as run: where the test is false
+            # there is no gradient to reset or apply, so the branch says nothing about them.
+            known = _grad_presence(stmt.test)
         if known is not None:  # `if do_zero_grad:` with do_zero_grad=False at this call
             return self._block(syntax.body_of(stmt) if known else syntax.orelse_of(stmt), state)
         parts, joiner = self._reduced(test)  # `opt and do_zero_grad`, do_zero_grad=True
         key = self._test_key(parts, joiner)
-        modulo = syntax.has_modulo(stmt.test) or not self.index.counter_flags().isdisjoint(key[1])
+        modulo = syntax.has_modulo(stmt.test) or not self.index.counter_flags().isdisjoint(key[1]) \
+            or self._periodic(stmt, key[1])
         if modulo or not all(map(syntax.is_plain_test, parts)):
             self._unstable.add(key)  # a counter test (`i % k == 0`) differs every iteration
         yes, no = self._split(state, key, value)
@@ -188,14 +198,29 @@ class Interpreter(Compound, Effects):
             flow = _forgotten(flow, key)
         return flow
 
+    def _periodic(self, stmt: ast.If, names: frozenset[str]) -> bool:
+        """A threshold on a running count that the guarded block starts again, such as
+        ``if tokens_seen >= tokens_per_step: ...; tokens_seen = 0`` with ``tokens_seen += n``
+        in the loop: an accumulation window, like ``i % k == 0``. (A threshold that is never
+        restarted, ``if step > warmup:``, holds from some point on and opens no window.)"""
+        if not self._loops or names.isdisjoint(self._incremented(self._loops[-1])):
+            return False
+        restarted = {n for node in syntax.walk(stmt) if type(node) is ast.Assign
+                     for t in node.targets for n in syntax.stored_names(t)}
+        return not names.isdisjoint(restarted & self._incremented(self._loops[-1]))
+
+    def _incremented(self, loop: ast.AST) -> set[str]:
+        found = self._counted.get(id(loop))
+        if found is None:
+            found = self._counted[id(loop)] = {
+                name for node in syntax.walk(loop) if type(node) is ast.AugAssign
+                and type(node.op) in (ast.Add, ast.Sub) for name in syntax.stored_names(node.target)}
+        return found
+
     def _decided(self, test: ast.AST) -> bool | None:
         """The truth of a test made only of parameters the call set to literals, else None.
 
-        ``p.grad is not None`` counts as true: where it is false there is no gradient to
-        reset or apply, so the branch says nothing about the optimizer's gradients."""
-        grad_test = _grad_presence(test)
-        if grad_test is not None:
-            return grad_test
+        """
         constants = self._constants[-1]
         if not constants:
             return None

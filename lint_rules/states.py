@@ -7,7 +7,10 @@ Per optimizer, on every path, the gradients are in one of these states:
 - ``applied``: a step has used them and nothing has zeroed them since;
 - ``stale``: a backward added to ``applied`` gradients: the next step re-applies old ones (GC002);
 - ``foreign``: fresh, but another optimizer's step consumed that backward (GANs, actor-critic),
-  so zeroing them is housekeeping, not a loss;
+  so zeroing them is housekeeping, not a loss; it names the backward passes known (``reach.py``)
+  to have gone through this optimizer's parameters;
+- ``tainted``: this optimizer's own backward added to such foreign gradients: its next step
+  applies another network's loss too (GC002);
 - ``wiped``: a zero discarded fresh gradients; a step reached from here is GC001;
 - ``wfresh``: the same backward ran again after the wipe: the step sees only the last pass.
 
@@ -19,9 +22,10 @@ from __future__ import annotations
 
 from lint_rules import events as ev
 
-CLEAN, FRESH, APPLIED, STALE, FOREIGN, WIPED, WFRESH = (
-    "clean", "fresh", "applied", "stale", "foreign", "wiped", "wfresh",
+CLEAN, FRESH, APPLIED, STALE, FOREIGN, TAINTED, WIPED, WFRESH = (
+    "clean", "fresh", "applied", "stale", "foreign", "tainted", "wiped", "wfresh",
 )
+NO_EVIDENCE: frozenset = frozenset()
 State = dict  # {frozenset of (test, bool): {optimizer key or None (others): frozenset of facts}}
 
 def join(a: State | None, b: State | None) -> State | None:
@@ -57,10 +61,12 @@ def forget(state: State, drop) -> State:
 
 def on_backward(fact: tuple, bw: ev.Event) -> tuple:
     kind = fact[0]
+    if kind == FOREIGN and fact[1]:
+        return (TAINTED, frozenset({bw}), fact[1])  # own passes, the foreign ones under them
     if kind in (CLEAN, FOREIGN):
         return (FRESH, frozenset({bw}))
-    if kind == FRESH:
-        return (FRESH, fact[1] | {bw})
+    if kind in (FRESH, TAINTED):
+        return (kind, fact[1] | {bw}, *fact[2:])
     if kind == APPLIED:
         return (STALE, bw, fact[1])  # which backward, and which step applied the old ones
     if kind == WIPED:
@@ -71,7 +77,7 @@ def on_backward(fact: tuple, bw: ev.Event) -> tuple:
 
 def on_zero(fact: tuple, zero: ev.Event, quiet: bool) -> tuple:
     kind = fact[0]
-    if kind == FRESH and not quiet:
+    if kind in (FRESH, TAINTED) and not quiet:
         return (WIPED, frozenset({zero}), fact[1])
     if kind == WFRESH and not quiet:
         return (WIPED, fact[1], fact[2])
@@ -82,7 +88,9 @@ def on_zero(fact: tuple, zero: ev.Event, quiet: bool) -> tuple:
 
 def dropped(fact: tuple) -> tuple:
     if fact[0] == FRESH:
-        return (FOREIGN,)
+        return (FOREIGN, NO_EVIDENCE)
+    if fact[0] == TAINTED:
+        return (FOREIGN, fact[2])
     return (CLEAN,) if fact[0] == WIPED else fact
 
 
@@ -91,8 +99,14 @@ def after_step(fact: tuple, step: ev.Event) -> tuple:
     return (CLEAN,) if fact[0] in (CLEAN, WIPED) else (APPLIED, step)
 
 
-def after_other_step(fact: tuple) -> tuple:
-    return (FOREIGN,) if fact[0] == FRESH else fact
+def after_other_step(fact: tuple, reaches) -> tuple:
+    """Another optimizer stepped on the passes in ``fact``; ``reaches(bw)`` says whether
+    ``bw`` is known to have gone through this optimizer's parameters."""
+    if fact[0] == FRESH:
+        return (FOREIGN, frozenset(bw for bw in fact[1] if reaches(bw)))
+    if fact[0] == TAINTED:
+        return (FOREIGN, fact[2] | frozenset(bw for bw in fact[1] if reaches(bw)))
+    return fact
 
 
 def ordered(facts) -> list[tuple]:

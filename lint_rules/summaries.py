@@ -12,6 +12,7 @@ import ast
 from lint_rules import syntax
 from lint_rules.events import (
     _NOT_OPTIMIZER,
+    is_group_name,
     EVENT_CALL_NAMES,
     OPTIMIZER_CLASSES,
     dotted,
@@ -57,6 +58,8 @@ class ModuleIndex:
         self.call_cache: dict[int, list[ast.Call]] = {}  # statement -> its relevant calls
         self.class_of: dict[int, str] = {}
         self._counter_flags: set[str] | None = None  # computed on first use
+        self._model_keys: set[str] | None = None
+        self._built: set[str] = set()  # names bound to the result of a call (an object of its own)
         self._repeated_tests: set[str] | None = None
         self._ifs: list[ast.If] = []
         self._assignments: list[ast.Assign] = []
@@ -75,6 +78,7 @@ class ModuleIndex:
         self.zeroed: set[str] = set()  # receivers of a `zero_grad()` call somewhere here
         self.annotated: set[str] = set()  # parameters annotated as optimizers
         self.classes: dict[str, ast.ClassDef] = {}
+        self.modules: set[str] = set()  # receivers of `.parameters()`: torch modules
         self.instances: dict[str, str] = {}  # `x = Cls(...)` with Cls a class of this file
         constructed: list[tuple[list[ast.AST], ast.Call]] = []
         parents = self.parents
@@ -130,6 +134,8 @@ class ModuleIndex:
 
     def _index_call(self, node: ast.Call, events: list, local_calls: list) -> None:
         name = syntax.callee_name(node)
+        if name in ("parameters", "named_parameters") and type(node.func) is ast.Attribute:
+            self.modules.add(dotted(node.func.value) or "")
         if name in EVENT_CALL_NAMES and not _not_an_optimizer_step(node):
             events.append(node)
             if name == "zero_grad" and type(node.func) is ast.Attribute:
@@ -281,7 +287,8 @@ class ModuleIndex:
         """
         if self.built_by.get(key) in NO_ZERO_GRAD:
             return False
-        return key in self.optimizers or key in self.zeroed or key in self.annotated
+        return key in self.optimizers or key in self.zeroed or key in self.annotated or \
+            key in self.modules  # a module, which `model.parameters()` shows, has one too
 
     def is_optimizer(self, key: str) -> bool:
         """Built by an optimizer constructor in this file, annotated as an optimizer, or
@@ -296,6 +303,11 @@ class ModuleIndex:
             return self.is_optimizer_class(owner)
         return looks_like_optimizer(key)
 
+    def is_group(self, key: str) -> bool:
+        """A collection of optimizers by its name (``optimizers``, ``self.opts``), unless this
+        file built one optimizer under that name (``opt_heads = Adam(...)``)."""
+        return is_group_name(key) and key not in self.optimizers and key not in self.annotated
+
     def models_of(self, optimizer: str) -> set[str]:
         """Receivers whose ``.parameters()`` went into ``optimizer``'s constructor."""
         return self._models.get(optimizer, set())
@@ -308,18 +320,48 @@ class ModuleIndex:
         """Every optimizer built in this file says which models' parameters it holds."""
         return bool(self._models) and all(self._models.values())
 
+    def model_keys(self) -> set[str]:
+        """Every receiver whose parameters an optimizer here holds, and its aliases."""
+        if self._model_keys is None:
+            held = {m for models in self._models.values() for m in models}
+            self._model_keys = held | {a for m in held for a in self._aliases.get(m, ())}
+        return self._model_keys
+
     def optimizers_of_model(self, model: str) -> set[str]:
-        """Optimizers known to hold ``model``'s parameters (empty when unknown)."""
+        """Optimizers known to hold ``model``'s parameters, or those of a part of it
+        (``model.backbone``): ``model.zero_grad()`` resets them (empty when unknown)."""
         names = {model} | self._aliases.get(model, set())
-        return {opt for opt, models in self._models.items() if names & models}
+        return {opt for opt, models in self._models.items()
+                if any(_covers(n, m) for n in names for m in models)}
+
+    def optimizers_apart_from(self, model: str) -> set[str]:
+        """Optimizers known to hold only parameters of other models than ``model``: a reset
+        of ``model`` leaves them alone. Two names are two objects only when this file builds
+        each of them (``teacher = Net()``, ``student = Net()``); an optimizer whose models are
+        unknown, or merely named differently, may hold some of ``model``'s parameters."""
+        names = {model} | self._aliases.get(model, set())
+        if not names & self._built:
+            return set()
+        return {opt for opt, models in self._models.items() if models
+                and all(m in self._built for m in models) and not any(
+                    _covers(n, m) or _covers(m, n) for n in names for m in models)}
 
     def _note_alias(self, node: ast.Assign) -> None:
         if len(node.targets) != 1:
+            return
+        if type(node.targets[0]) is ast.Tuple and type(node.value) is ast.Tuple:
+            # `netG, netD = Generator(), Discriminator()`: each name its own object
+            for element, value in zip(node.targets[0].elts, node.value.elts):
+                key = dotted(element)
+                if key and _new_object(value):
+                    self._built.add(key)
             return
         target, source = dotted(node.targets[0]), _wrapped_model(node.value)
         if target and source and target != source:
             self._aliases.setdefault(target, set()).add(source)
             self._aliases.setdefault(source, set()).add(target)
+        elif target and _new_object(node.value):
+            self._built.add(target)  # `teacher = Net()`: an object of its own
 
     def instance_class(self, key: str | None) -> str | None:
         """The class of this file that built the object ``key`` names (``x = Cls(...)``, or
@@ -410,6 +452,21 @@ class ModuleIndex:
     def enclosing_class(self, function: ast.AST) -> str | None:
         """Class name for a method, else None."""
         return self.class_of.get(id(function))
+
+
+def _new_object(value: ast.AST) -> bool:
+    """A call that builds an object rather than wrapping a named one: ``Net()``,
+    ``Net().to(device)``, but not ``DDP(model)`` or ``model.to(device)``."""
+    if type(value) is not ast.Call:
+        return False
+    wrapped = _wrapped_model(value)
+    return wrapped is None or wrapped.endswith(")")
+
+
+def _covers(whole: str, part: str) -> bool:
+    """Whether the module ``whole`` contains the module ``part`` (``model`` contains
+    ``model.backbone``)."""
+    return part == whole or part.startswith(whole + ".")
 
 
 def _not_an_optimizer_step(call: ast.Call) -> bool:

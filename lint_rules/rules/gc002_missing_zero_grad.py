@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from lint_rules import fixes
+from lint_rules.effects import ALIAS_PREFIX
 from lint_rules.rules.base import Invalid, Rule, Valid, short
 
 
@@ -253,7 +254,14 @@ class MissingZeroGrad(Rule):
         for issue in analysis.gc002:
             step = issue.step
             name = analysis.optimizer_text(step)
-            message = _restep_message(issue, name) if issue.restep else _stale_message(issue, name)
+            if issue.optimizer.startswith(ALIAS_PREFIX):
+                message = _alias_message(analysis, issue, name)
+            elif issue.restep:
+                message = _restep_message(issue, name)
+            elif issue.foreign:
+                message = _foreign_message(issue, name)
+            else:
+                message = _stale_message(issue, name)
             if issue.also:
                 lines = " and ".join(str(other.line) for other in issue.also)
                 plural = "s" * (len(issue.also) > 1)
@@ -262,7 +270,7 @@ class MissingZeroGrad(Rule):
             if issue.restep:
                 findings.append(cls.finding(analysis, step.node, message))
                 continue
-            edits, safe = _fix(analysis, issue)
+            edits, safe = _foreign_fix(analysis, issue, name) if issue.foreign else _fix(analysis, issue)
             findings.append(cls.finding(analysis, step.node, message, edits, safe=safe,
                                         description=f"insert `{name}.zero_grad()` after the step"))
         return findings
@@ -274,6 +282,37 @@ def _stale_message(issue, name: str) -> str:
     return (f"`{short(step.text)}` (line {step.line}) applies stale gradients: `{short(bw.text)}` "
             f"(line {bw.line}) adds to gradients that an earlier step already applied, and "
             f"nothing resets `{name}` in between; call `{name}.zero_grad()` {where}.")
+
+
+def _alias_message(analysis, issue, name: str) -> str:
+    step, bw = issue.step, issue.backwards[0]
+    model = issue.optimizer[len(ALIAS_PREFIX):]
+    site = analysis.alias_sites[issue.optimizer]
+    line = analysis.text.start(site)[0]
+    return (f"`{short(step.text)}` (line {step.line}) applies stale gradients of `{model}`: "
+            f"`{short(analysis.text.segment(site))}` (line {line}) hands `{name}` the very "
+            f"tensors that hold them, and resetting `{name}` to None leaves them as they are, so "
+            f"`{short(bw.text)}` (line {bw.line}) keeps adding to them; call `{model}.zero_grad()` "
+            f"after the step.")
+
+
+def _foreign_message(issue, name: str) -> str:
+    step, own, other = issue.step, issue.backwards[0], issue.foreign[0]
+    return (f"`{short(step.text)}` (line {step.line}) applies another network's gradients too: "
+            f"`{short(other.text)}` (line {other.line}) backpropagates through the parameters "
+            f"`{name}` holds, and nothing resets `{name}` before `{short(own.text)}` (line "
+            f"{own.line}) adds to them; call `{name}.zero_grad()` before that backward.")
+
+
+def _foreign_fix(analysis, issue, name: str) -> tuple[tuple | None, bool]:
+    """A reset just before the optimizer's own first backward pass."""
+    own = min(issue.backwards, key=lambda bw: bw.order)
+    stmt = analysis.statement_of(own.node)
+    key = "".join(name.split())
+    if stmt is None or not analysis.index.can_zero(key):
+        return None, True
+    edits = fixes.insert_before(stmt, f"{name}.zero_grad()", analysis.text)
+    return edits, analysis.index.zero_grad_evidence(key)
 
 
 def _restep_message(issue, name: str) -> str:
@@ -299,6 +338,8 @@ def _fix(analysis, issue) -> tuple[tuple | None, bool]:
     for anchor in anchors.values():
         stmt = analysis.statement_of(anchor.node)
         receiver = analysis.optimizer_text(anchor)
+        if issue.optimizer.startswith(ALIAS_PREFIX):  # the model whose tensors were handed over
+            receiver = issue.optimizer[len(ALIAS_PREFIX):]
         key = "".join(receiver.split())
         if not analysis.index.can_zero(key):
             return None, True  # the file built it with a class that has no zero_grad()

@@ -1,0 +1,101 @@
+"""Which models a backward pass reaches: evidence for gradients that cross networks.
+
+A GAN's generator loss is computed through the discriminator (``netD(netG(z))``), so its
+backward pass leaves gradients in the discriminator's parameters too; an actor's loss goes
+through the critic. When the code resets the discriminator only after its own step, those
+gradients are still there when the discriminator's next backward adds to them, and its
+next step applies both. Telling this from two unrelated models trained side by side needs
+evidence of where a loss came from: the calls of models (``netD(...)``, ``self.critic(...)``)
+in the expressions that bound it, followed back through the names they read, and cut at
+``.detach()``, ``torch.no_grad()`` and ``requires_grad`` switches. Without evidence the
+answer is "unknown", and the rules treat an unknown crossing as no crossing.
+
+>>> tree = ast.parse("fake = netG(z)\\ng_loss = bce(netD(fake), ones)\\ng_loss.backward()\\n")
+>>> backward = tree.body[2].value
+>>> sorted(models_reached(backward, tree, {"netD", "netG"}, {}))
+['netD', 'netG']
+"""
+from __future__ import annotations
+
+import ast
+
+from lint_rules import events as ev
+from lint_rules import syntax
+from lint_rules.bindings import Bindings, graph_free_context
+
+MAX_DEPTH = 8  # bindings followed back from the backward call
+# Calls on a model that run it; anything else on it (`.parameters()`, `.train()`) does not.
+_RUNS = frozenset({"forward", "__call__"})
+_CUTS = frozenset({"detach", "item", "detach_", "numpy", "tolist"})
+
+
+def models_reached(call: ast.Call, scope: ast.AST, models: set[str],
+                   parents: dict[int, ast.AST], bindings: Bindings | None = None) -> frozenset[str]:
+    """The models in ``models`` whose calls feed the loss that ``call`` backpropagates,
+    within ``scope`` (a function or module); empty when there is no evidence."""
+    loss = ev.backward_loss(call)
+    if loss is None or _switches_requires_grad(scope):
+        return frozenset()
+    bindings = bindings or Bindings(scope, parents)
+    found: set[str] = set()
+    seen: set[int] = set()
+    pending = [(loss, call, 0)]
+    while pending:
+        expr, at, depth = pending.pop()
+        for name, model in _reads(expr, models):
+            if model is not None:
+                found.add(model)
+                continue
+            binding = bindings.reaching(name, at)
+            value = getattr(binding, "value", None)
+            if value is None or id(binding) in seen or depth >= MAX_DEPTH:
+                continue
+            seen.add(id(binding))
+            if not graph_free_context(binding, parents, stop=scope):
+                pending.append((value, binding, depth + 1))
+    return frozenset(found)
+
+
+def _reads(expr: ast.AST, models: set[str]) -> list[tuple[str, str | None]]:
+    """(name read, None) and (name, model called) in ``expr``, not below a cut."""
+    out: list[tuple[str, str | None]] = []
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Call:
+            func = node.func
+            if type(func) is ast.Attribute and func.attr in _CUTS:
+                continue  # `fake.detach()`: nothing flows back through it
+            called = ev.dotted(func)
+            if called in models:
+                out.append((called, called))
+            elif type(func) is ast.Attribute and func.attr in _RUNS and ev.dotted(func.value) in models:
+                out.append((ev.dotted(func.value), ev.dotted(func.value)))
+            stack.extend(node.args)
+            stack.extend(k.value for k in node.keywords)
+            if type(func) is ast.Attribute:
+                stack.append(func.value)  # `loss.mean()` reads loss
+            continue
+        if kind is ast.Name:
+            out.append((node.id, None))
+            continue
+        if isinstance(node, syntax.SCOPES):
+            continue
+        stack.extend(syntax.children(node))
+    return out
+
+
+def _switches_requires_grad(scope: ast.AST) -> bool:
+    """Whether the scope turns gradients of some parameters off and on (``requires_grad =
+    False``, ``requires_grad_(False)``, CycleGAN's ``set_requires_grad(net, False)``): then which
+    network a loss reaches depends on the moment, and we claim nothing."""
+    for node in syntax.walk(scope):
+        kind = type(node)
+        if kind is ast.Assign and any(type(t) is ast.Attribute and t.attr == "requires_grad"
+                                      for t in node.targets):
+            return True
+        if kind is ast.Call and syntax.callee_name(node) in ("requires_grad_", "set_requires_grad",
+                                                               "freeze", "unfreeze", "toggle_optimizer"):
+            return True
+    return False

@@ -436,24 +436,6 @@ SILENT = {
                 if terminated or truncated:
                     break
     """,
-    "a3c-shared-grads": """
-        def ensure_shared_grads(model, shared_model):
-            for param, shared_param in zip(model.parameters(), shared_model.parameters()):
-                if shared_param.grad is not None:
-                    return
-                shared_param._grad = param.grad
-
-        def train(rank, shared_model, optimizer):
-            model = ActorCritic()
-            while True:
-                model.load_state_dict(shared_model.state_dict())
-                loss = rollout_loss(model)
-                optimizer.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 50)
-                ensure_shared_grads(model, shared_model)
-                optimizer.step()
-    """,
     "two-opts-shared-backbone": """
         opt_backbone = torch.optim.SGD(backbone.parameters(), lr=0.01)
         opt_heads = torch.optim.Adam(list(head_a.parameters()) + list(head_b.parameters()))
@@ -835,6 +817,27 @@ BUGGY = {
                 if torch.isfinite(norm):
                     optimizer.step()
     """, [(4, "GC001")]),
+    # A3C's shared gradients (pytorch-a3c style): `shared_param._grad = param.grad` hands the
+    # local tensors over by reference; since torch 2.0 `optimizer.zero_grad()` sets the shared
+    # ones to None and leaves the local ones to grow by one pass per step (checked on torch).
+    "a3c-shared-grads": ("""
+        def ensure_shared_grads(model, shared_model):
+            for param, shared_param in zip(model.parameters(), shared_model.parameters()):
+                if shared_param.grad is not None:
+                    return
+                shared_param._grad = param.grad
+
+        def train(rank, shared_model, optimizer):
+            model = ActorCritic()
+            while True:
+                model.load_state_dict(shared_model.state_dict())
+                loss = rollout_loss(model)
+                optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 50)
+                ensure_shared_grads(model, shared_model)
+                optimizer.step()
+    """, [(18, "GC002")]),
 }
 
 

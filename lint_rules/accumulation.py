@@ -123,10 +123,13 @@ class _Unit:
         self.keepers = keepers
         self.nodes = list(_own_nodes(unit))
         self.bindings = Bindings(unit, analysis.index.parents)
-        self.losses: dict[ast.AST | None, ast.Call] = {}  # binding of a loss -> its backward
+        # (binding, name) of a loss -> its backward: in `loss, n_word = f(...)` the two names
+        # are two values, and so are two parameters (both bound before the function runs)
+        self.losses: dict[tuple[ast.AST | None, str], ast.Call] = {}
         self.loss_names: set[str] = set()
         for node in self.nodes:
-            if type(node) is ast.Call and ev.is_backward_call(node):
+            if type(node) is ast.Call and ev.is_backward_call(node) and \
+                    not analysis.index.own_backward(node):
                 self._note_backward(node)
         self._note_loss_returning_calls()
 
@@ -135,7 +138,7 @@ class _Unit:
         for name in _value_names(loss) if loss is not None else ():
             binding = self.bindings.reaching(name.id, call)
             if not self._detached(binding):
-                self.losses.setdefault(binding, call)
+                self.losses.setdefault((binding, name.id), call)
                 self.loss_names.add(name.id)
 
     def _note_loss_returning_calls(self) -> None:
@@ -144,7 +147,7 @@ class _Unit:
             if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
                     and type(node.value) is ast.Call and type(node.value.func) is ast.Name \
                     and node.value.func.id in returners:
-                self.losses.setdefault(node, returners[node.value.func.id])
+                self.losses.setdefault((node, node.targets[0].id), returners[node.value.func.id])
                 self.loss_names.add(node.targets[0].id)
 
     def _detached(self, binding: ast.AST | None) -> bool:
@@ -158,7 +161,7 @@ class _Unit:
         for node in self.nodes:
             if type(node) is ast.Return and node.value is not None:
                 for name in self._loss_hits(node.value, node):
-                    return self.losses[self.bindings.reaching(name.id, node)]
+                    return self.losses[(self.bindings.reaching(name.id, node), name.id)]
         return None
 
     def totals(self) -> Iterator[RunningTotal]:
@@ -182,7 +185,7 @@ class _Unit:
             hits = self._loss_hits(value, node)
             if hits:
                 name = hits[0].id
-                yield RunningTotal(node, target, name, self.losses[self.bindings.reaching(name, node)],
+                yield RunningTotal(node, target, name, self.losses[(self.bindings.reaching(name, node), name)],
                                    tuple(hits), how)
 
     def _kept_value(self, node: ast.AST) -> tuple[ast.AST, ast.AST, str] | None:
@@ -219,7 +222,7 @@ class _Unit:
         hits = []
         for name in _value_names(value, containers=True):
             binding = self.bindings.reaching(name.id, at)
-            if binding in self.losses:
+            if (binding, name.id) in self.losses:
                 hits.append(name)
         return hits
 

@@ -108,6 +108,11 @@ class Effects:
         return aliases
 
     def _call(self, call: ast.Call, stmt: ast.AST, state: State) -> State:
+        if self.index.own_backward(call):
+            # `self.backward(x, y)` in a class that defines `backward`: its own method (a
+            # hand-written backward pass, or a helper around one), not autograd's
+            callee = self.index.resolve(call, self._class[-1], self._local_defs[-1])
+            return self._inline(callee, call, state) if callee is not None else state
         if ev.is_backward_call(call):
             self.backward_loops.update(map(id, self._loops))
             event = self._event(ev.BACKWARD, call, self.text.segment(call))
@@ -119,6 +124,10 @@ class Effects:
         step = ev.step_target(call, lambda k: self.index.is_optimizer(self._subst_key(k)))
         if step is not None:
             key, closure = step
+            if ev.is_opaque_step(call):
+                # `strategy.optimizer_step(opt, model)`: someone else's step, which may reset
+                # (DeepSpeed engines do): unknown, hence benign
+                return self._opaque_step(key, state)
             if closure is not None:
                 kind = self._closure_kind(closure)
                 if kind == "unknown":

@@ -287,6 +287,14 @@ def zero_call_receiver(call: ast.Call) -> str | None:
     return None
 
 
+def is_opaque_step(call: ast.Call) -> bool:
+    """``helper.optimizer_step(opt, ...)`` from anyone but torch_xla (``xm.optimizer_step``,
+    a plain step): what it does to the gradients is its own business."""
+    func = call.func
+    return type(func) is ast.Attribute and func.attr == "optimizer_step" and \
+        last_name(dotted(func.value) or "") not in ("xm", "xla_model")
+
+
 def step_target(call: ast.Call, is_optimizer) -> tuple[str, ast.AST | None] | None:
     """(optimizer key, closure) for ``opt.step(...)``, ``scaler.step(opt)``, ``xm.optimizer_step(opt)``."""
     func = call.func

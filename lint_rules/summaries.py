@@ -363,6 +363,15 @@ class ModuleIndex:
         elif target and _new_object(node.value):
             self._built.add(target)  # `teacher = Net()`: an object of its own
 
+    def own_backward(self, call: ast.Call) -> bool:
+        """``self.backward(...)`` inside a class of this file that defines ``backward``."""
+        func = call.func
+        if type(func) is not ast.Attribute or func.attr != "backward" or \
+                type(func.value) is not ast.Name or func.value.id != "self":
+            return False
+        cls = self._class_around(call)
+        return cls is not None and self.class_method(cls, "backward") is not None
+
     def instance_class(self, key: str | None) -> str | None:
         """The class of this file that built the object ``key`` names (``x = Cls(...)``, or
         ``self.x = Cls(...)`` in any method)."""

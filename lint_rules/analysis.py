@@ -14,7 +14,7 @@ import ast
 from lint_rules import events as ev
 from lint_rules import rebinding, syntax
 from lint_rules.finding import AnalysisIncomplete
-from lint_rules.flow import Interpreter, Issue
+from lint_rules.flow import MAX_WORLDS_RETRY, Interpreter, Issue, PathsMerged
 from lint_rules.source import SourceText
 from lint_rules.summaries import ModuleIndex
 
@@ -82,11 +82,10 @@ def analyse(tree: ast.Module, text: SourceText) -> Analysis:
     analysis = Analysis(tree, text, index)
     issues: dict[tuple, tuple[Issue, dict]] = {}
     for body, class_name, repeat, function in _units(tree, index):
-        interpreter = Interpreter(index, text)
-        if not any(interpreter.contains_events(stmt) for stmt in body):
+        if not any(index.contains_events(stmt) for stmt in body):
             continue
         try:
-            interpreter.run(body, class_name, repeat, function)
+            interpreter = _interpreted(index, text, body, class_name, repeat, function)
         except AnalysisIncomplete as gave_up:
             analysis.incomplete.append(gave_up)  # this unit only: the others still report
             continue
@@ -104,6 +103,18 @@ def analyse(tree: ast.Module, text: SourceText) -> Analysis:
         else:
             analysis.gc003.append((once[0], once[1], issue))
     return analysis
+
+
+def _interpreted(index: ModuleIndex, text, body, class_name, repeat, function) -> Interpreter:
+    """The unit interpreted with few worlds, or with many when merging them made the first
+    pass doubtful (its findings could be artefacts of the merge)."""
+    interpreter = Interpreter(index, text)
+    try:
+        interpreter.run(body, class_name, repeat, function)
+    except PathsMerged:
+        interpreter = Interpreter(index, text, MAX_WORLDS_RETRY)
+        interpreter.run(body, class_name, repeat, function)
+    return interpreter
 
 
 def _one_per_cause(found) -> list[tuple[Issue, dict]]:

@@ -21,6 +21,7 @@ from lint_rules.source import SourceText
 from lint_rules.states import (
     CLEAN,
     State,
+    compact,
     dropped,
     forget,
     initial_state,
@@ -29,7 +30,8 @@ from lint_rules.states import (
 from lint_rules.summaries import FunctionNode, ModuleIndex
 
 MAX_LOOP_PASSES = 8
-MAX_WORLDS = 32
+MAX_WORLDS = 32  # combinations of branch conditions kept apart on a first pass
+MAX_WORLDS_RETRY = 256  # ... and on a second pass, when merging made the first one doubtful
 BUDGET = 40_000  # statements interpreted per unit before giving up (GC000)
 TestKey = tuple  # an `if` test: (its text without whitespace, the names it reads)
 
@@ -38,11 +40,17 @@ class _OutOfBudget(Exception):
     pass
 
 
+class PathsMerged(AnalysisIncomplete):
+    """Too many combinations of branch conditions: the paths were merged, and the findings
+    may be artefacts of the merge."""
+
+
 class Interpreter(Compound, Effects):
     """Runs one unit (module body or function) and collects Issues."""
 
-    def __init__(self, index: ModuleIndex, text: SourceText) -> None:
+    def __init__(self, index: ModuleIndex, text: SourceText, max_worlds: int = MAX_WORLDS) -> None:
         self.index = index
+        self.max_worlds = max_worlds
         self.text = text
         self.issues: dict[tuple, Issue] = {}
         self.zeroed_in_loop: dict[int, set[str]] = {}
@@ -101,12 +109,15 @@ class Interpreter(Compound, Effects):
             self._give_up(where, "the code nests too deeply for the flow analysis")
         if self._merged and self.issues:
             # The findings may come from paths that merging made up: do not guess.
-            self._give_up(where, f"more than {MAX_WORLDS} combinations of branch conditions "
-                                 "had to be merged, and the findings could be artefacts of that")
+            raise PathsMerged(
+                f"more than {self.max_worlds} combinations of branch conditions had to be "
+                "merged, and the findings could be artefacts of that", *self._where(where))
 
     def _give_up(self, node: ast.AST | None, reason: str) -> None:
-        line, column = self.text.start(node) if node is not None else (1, 1)
-        raise AnalysisIncomplete(reason, line, column)
+        raise AnalysisIncomplete(reason, *self._where(node))
+
+    def _where(self, node: ast.AST | None) -> tuple[int, int]:
+        return self.text.start(node) if node is not None else (1, 1)
 
     # ----- statements ---------------------------------------------------------------------
     def _block(self, stmts: list[syntax.Statement], state: State | None) -> Flow:
@@ -267,7 +278,9 @@ class Interpreter(Compound, Effects):
             else:
                 yes[assumptions | {(key, value)}] = facts
                 no[assumptions | {(key, not value)}] = facts
-        if len(yes) + len(no) > MAX_WORLDS:
+        if len(yes) + len(no) > self.max_worlds:
+            yes, no = compact(yes), compact(no)
+        if len(yes) + len(no) > self.max_worlds:
             # NOTE: merging over-approximates: it can only add findings, never hide one, so a
             # unit that ends without findings is still clean (see run()).
             self._merged = True

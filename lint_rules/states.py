@@ -50,6 +50,29 @@ def initial_state() -> State:
     return {frozenset(): {None: frozenset({(CLEAN,)})}}
 
 
+def compact(state: State) -> State:
+    """The same paths in fewer worlds: two worlds whose assumptions differ only in the value
+    of one test, and whose facts agree, are one world that does not assume that test (the
+    answer did not matter). Nothing is lost, so nothing is invented either."""
+    worlds = dict(state)
+    changed = True
+    while changed:
+        changed = False
+        for assumptions in list(worlds):
+            if assumptions not in worlds:
+                continue
+            facts = worlds[assumptions]
+            for test, value in assumptions:
+                twin = assumptions - {(test, value)} | {(test, not value)}
+                if worlds.get(twin) == facts:
+                    del worlds[assumptions], worlds[twin]
+                    merged = assumptions - {(test, value)}
+                    worlds[merged] = merge_facts(worlds[merged], facts) if merged in worlds else facts
+                    changed = True
+                    break
+    return worlds
+
+
 def forget(state: State, drop) -> State:
     """Merge the paths that differ only in the assumptions ``drop`` selects."""
     out: State = {}

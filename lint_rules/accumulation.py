@@ -227,13 +227,40 @@ class _Unit:
         return hits
 
     def _loop_of(self, node: ast.AST) -> ast.AST | None:
+        """The loop whose iterations would carry what ``node`` keeps: the nearest around it
+        that is not over a fixed handful (``for opt in optimizers:``, ``range(2)``)."""
         parents = self.analysis.index.parents
         parent = parents.get(id(node))
         while parent is not None and parent is not self.unit:
-            if isinstance(parent, _LOOPS):
+            if isinstance(parent, _LOOPS) and not self._fixed_handful(parent):
                 return parent
             parent = parents.get(id(parent))
         return None
+
+    def _fixed_handful(self, loop: ast.AST) -> bool:
+        """``for clf, opt in zip(classifiers, optimizers):`` (one pass per optimizer),
+        ``for i in range(2):`` or over a literal tuple: a bounded number of iterations."""
+        if not isinstance(loop, syntax.FOR_LOOPS):
+            return False
+        index = self.analysis.index
+        if any(index.is_optimizer(n) for n in syntax.stored_names(loop.target)):
+            return True
+        it = loop.iter
+        if type(it) in (ast.Tuple, ast.List):
+            return True
+        if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "range" and it.args:
+            return all(self._literal(arg, loop) for arg in it.args)
+        return False
+
+    def _literal(self, node: ast.AST, at: ast.AST) -> bool:
+        if syntax.has_value(syntax.constant(node)):
+            return True
+        if type(node) is ast.Name:
+            binding = self.bindings.reaching(node.id, at)
+            value = getattr(binding, "value", None)
+            return type(binding) is ast.Assign and value is not None and \
+                syntax.has_value(syntax.constant(value))
+        return False
 
     def _restarted_in(self, loop: ast.AST, target: ast.AST, site: ast.AST) -> bool:
         """Whether the loop binds the total (or clears the list) again somewhere other than

@@ -49,7 +49,8 @@ class Compound:
             ):
                 owner = ev.dotted(expr.func.value) or "accelerator"
                 # The same assumption as a test `if accelerator.sync_gradients:` in the code.
-                gate = (f"{owner}.sync_gradients", frozenset(re.findall(r"^[A-Za-z_]\w*", owner)))
+                gate = (f"{owner}.sync_gradients", frozenset(re.findall(r"^[A-Za-z_]\w*", owner)),
+                        frozenset({f"{owner}.sync_gradients"}))
                 self._unstable.add(gate)
         if gate:
             self._gates.append(gate)

@@ -23,6 +23,7 @@ from lint_rules.states import (
     WFRESH,
     WIPED,
     State,
+    after_other_reset,
     after_other_step,
     after_step,
     join,
@@ -130,9 +131,11 @@ class Effects:
                 return self._opaque_step(key, state)
             if closure is not None:
                 kind = self._closure_kind(closure)
-                if kind == "unknown":
-                    # Whatever the closure does (a reset and a backward, as LBFGS closures
-                    # do) is out of sight: the step's gradients are unknown, hence benign.
+                if kind != "callable":
+                    # Whatever an unknown closure does (a reset and a backward, as LBFGS
+                    # closures do) is out of sight; and a step handed a value, not a callable
+                    # (`higher`'s `step(loss)`), is no torch optimizer's step: either way the
+                    # step's gradients are unknown, hence benign.
                     return self._opaque_step(key, state)
                 if kind == "callable":
                     state = self._closure(closure, state)
@@ -244,6 +247,7 @@ class Effects:
             return self._map_all(state, fn, spared)
         for key in targets:
             state = self._map_key(state, key, fn)
+            state = self._map_all(state, lambda f, k=key: after_other_reset(f, k), {key})
         return state
 
     def _alias_key(self, model: str) -> str:
@@ -268,8 +272,8 @@ class Effects:
                 new_mine.add(after_step(fact, event))
             for other in list(facts):
                 if other != opt and other not in skip:
-                    reaches = lambda bw, o=other: self._reaches(bw, o)
-                    facts[other] = frozenset(after_other_step(f, reaches) for f in facts[other])
+                    reaches = lambda bw, o=other: self._reaches(bw, o) and self._reaches(bw, opt)
+                    facts[other] = frozenset(after_other_step(f, opt, reaches) for f in facts[other])
             facts[opt] = frozenset(new_mine)
             out[assumptions] = facts
         return out

@@ -31,6 +31,11 @@ _NOT_OPTIMIZER = re.compile(r"sched|scaler|engine|env|warmup|lr_|_lr|ema\b|ema_|
 _BACKWARD_CARRIERS = re.compile(r"accelerator|fabric|autograd|engine|deepspeed|amp$", re.IGNORECASE)
 
 
+# Module methods that return the module itself.
+_SAME_MODULE = frozenset({"cuda", "cpu", "to", "train", "eval", "float", "half", "double",
+                          "bfloat16", "requires_grad_", "share_memory"})
+
+
 def dotted(node: ast.AST) -> str | None:
     """Stable text for a receiver: ``a.b.c``, ``a.b()``, ``a[0]``; None when not nameable.
 
@@ -43,6 +48,8 @@ def dotted(node: ast.AST) -> str | None:
     if kind is ast.Attribute:
         base = dotted(node.value)
         return None if base is None else f"{base}.{node.attr}"
+    if kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in _SAME_MODULE:
+        return dotted(node.func.value)  # `model.cuda()` is `model` (modules move in place)
     if kind is ast.Call and not node.args and not node.keywords:
         base = dotted(node.func)
         return None if base is None else f"{base}()"

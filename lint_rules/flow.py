@@ -33,7 +33,7 @@ MAX_LOOP_PASSES = 8
 MAX_WORLDS = 32  # combinations of branch conditions kept apart on a first pass
 MAX_WORLDS_RETRY = 256  # ... and on a second pass, when merging made the first one doubtful
 BUDGET = 40_000  # statements interpreted per unit before giving up (GC000)
-TestKey = tuple  # an `if` test: (its text without whitespace, the names it reads)
+TestKey = tuple  # an `if` test: (its text without whitespace, the names it reads, their paths)
 
 
 class _OutOfBudget(Exception):
@@ -265,7 +265,8 @@ class Interpreter(Compound, Effects):
     def _test_key(self, parts: list[ast.AST], joiner: str = "") -> TestKey:
         # Two tests are the same assumption when they read the same, whatever the spacing.
         text = joiner.join("".join(self.text.segment(p).split()) for p in parts)
-        return text, frozenset(n for p in parts for n in syntax.names_in(p))
+        return (text, frozenset(n for p in parts for n in syntax.names_in(p)),
+                frozenset(x for p in parts for x in syntax.paths_in(p)))
 
     def _split(self, state: State, key: TestKey, value: bool) -> tuple[State | None, State | None]:
         yes: State = {}
@@ -365,11 +366,20 @@ class Interpreter(Compound, Effects):
         for key in self.index.constructions.get(id(stmt), ()):
             # A newly built optimizer starts a new story (usually over new parameters too).
             state = self._map_key(state, self._subst_key(key), lambda f: (CLEAN,))
+        if type(stmt) is ast.Assign and syntax.constant(stmt.value) is None and \
+                syntax.has_value(syntax.constant(stmt.value)):
+            # `model.optimizer = None`: no optimizer there any more, and nothing to carry over
+            for target in stmt.targets:
+                key = self._key(target)
+                if key and self.index.is_optimizer(key):
+                    state = self._map_key(state, key, lambda f: (CLEAN,))
         state = self._rebind(stmt, state)
-        names = {n for t in syntax.assignment_targets(stmt) for n in syntax.names_in(t)}
-        if not names or not any(len(a) for a in state):
+        written = {p for t in syntax.assignment_targets(stmt) for p in syntax.target_paths(t)}
+        if not written or not any(len(a) for a in state):
             return state
-        return forget(state, lambda a: not names.isdisjoint(a[0][1]))
+        # `self.loss_G = ...` changes nothing that `if self.opt.netF == "mlp":` reads
+        return forget(state, lambda a: any(syntax.related_paths(w, read)
+                                           for w in written for read in a[0][2]))
 
     def _rebind(self, stmt: syntax.Statement, state: State) -> State:
         # `opt = optimizers[i]` starts a new story; `optimizer = self.optimizer` is another

@@ -8,7 +8,9 @@ Per optimizer, on every path, the gradients are in one of these states:
 - ``stale``: a backward added to ``applied`` gradients: the next step re-applies old ones (GC002);
 - ``foreign``: fresh, but another optimizer's step consumed that backward (GANs, actor-critic),
   so zeroing them is housekeeping, not a loss; it names the backward passes known (``reach.py``)
-  to have gone through this optimizer's parameters;
+  to have gone through the parameters of both, with the optimizer that stepped on them
+  (pending), and those whose stepping optimizer has since reset its own share (confirmed:
+  the loss was that optimizer's, and what is left here is another network's);
 - ``tainted``: this optimizer's own backward added to such foreign gradients: its next step
   applies another network's loss too (GC002);
 - ``wiped``: a zero discarded fresh gradients; a step reached from here is GC001;
@@ -84,8 +86,8 @@ def forget(state: State, drop) -> State:
 
 def on_backward(fact: tuple, bw: ev.Event) -> tuple:
     kind = fact[0]
-    if kind == FOREIGN and fact[1]:
-        return (TAINTED, frozenset({bw}), fact[1])  # own passes, the foreign ones under them
+    if kind == FOREIGN and fact[2]:
+        return (TAINTED, frozenset({bw}), fact[2])  # own passes, the foreign ones under them
     if kind in (CLEAN, FOREIGN):
         return (FRESH, frozenset({bw}))
     if kind in (FRESH, TAINTED):
@@ -111,9 +113,9 @@ def on_zero(fact: tuple, zero: ev.Event, quiet: bool) -> tuple:
 
 def dropped(fact: tuple) -> tuple:
     if fact[0] == FRESH:
-        return (FOREIGN, NO_EVIDENCE)
+        return (FOREIGN, NO_EVIDENCE, NO_EVIDENCE)
     if fact[0] == TAINTED:
-        return (FOREIGN, fact[2])
+        return (FOREIGN, NO_EVIDENCE, fact[2])
     return (CLEAN,) if fact[0] == WIPED else fact
 
 
@@ -122,14 +124,23 @@ def after_step(fact: tuple, step: ev.Event) -> tuple:
     return (CLEAN,) if fact[0] in (CLEAN, WIPED) else (APPLIED, step)
 
 
-def after_other_step(fact: tuple, reaches) -> tuple:
-    """Another optimizer stepped on the passes in ``fact``; ``reaches(bw)`` says whether
-    ``bw`` is known to have gone through this optimizer's parameters."""
-    if fact[0] == FRESH:
-        return (FOREIGN, frozenset(bw for bw in fact[1] if reaches(bw)))
-    if fact[0] == TAINTED:
-        return (FOREIGN, fact[2] | frozenset(bw for bw in fact[1] if reaches(bw)))
-    return fact
+def after_other_step(fact: tuple, stepper: str, consumed) -> tuple:
+    """Optimizer ``stepper`` stepped on the passes in ``fact``; ``consumed(bw)`` says whether
+    ``bw`` is known to have gone through the parameters of both."""
+    if fact[0] not in (FRESH, TAINTED):
+        return fact
+    pending = frozenset((bw, stepper) for bw in fact[1] if consumed(bw))
+    return (FOREIGN, pending, fact[2] if fact[0] == TAINTED else NO_EVIDENCE)
+
+
+def after_other_reset(fact: tuple, resetter: str) -> tuple:
+    """Optimizer ``resetter`` cleared its own share of the passes it stepped on: what they
+    left here is confirmed as another network's."""
+    if fact[0] != FOREIGN or not any(owner == resetter for _, owner in fact[1]):
+        return fact
+    confirmed = frozenset(bw for bw, owner in fact[1] if owner == resetter)
+    pending = frozenset(p for p in fact[1] if p[1] != resetter)
+    return (FOREIGN, pending, fact[2] | confirmed)
 
 
 def ordered(facts) -> list[tuple]:

@@ -43,9 +43,14 @@ class ModuleIndex:
     (['opt'], {'net'})
     """
 
-    def __init__(self, tree: ast.Module, text: SourceText) -> None:
+    def __init__(self, tree: ast.Module, text: SourceText, project=None, path=None) -> None:
         self.tree = tree
         self.text = text
+        self.project = project  # lint_rules.project.Project: where imports lead, or None
+        self.path = path
+        self.imports: dict[str, tuple[str, str | None, int]] = {}  # name -> (module, attr, level)
+        self._owners: dict[int, ModuleIndex] = {}  # a definition of another module -> its index
+        self._foreign: dict[tuple[str, str | None], ast.AST | None] = {}
         self.functions: dict[str, FunctionNode] = {}
         self.methods: dict[str, list[tuple[str, FunctionNode]]] = {}
         self.optimizers: set[str] = set()
@@ -55,11 +60,15 @@ class ModuleIndex:
         self._aliases: dict[str, set[str]] = {}  # self.model = model, net = DDP(model)
         self.parents: dict[int, ast.AST] = {}
         self.constructions: dict[int, list[str]] = {}  # assignment -> optimizers it builds
+        self._construction_nodes: list[ast.AST] = []  # those assignments: they start a new story
         self.call_cache: dict[int, list[ast.Call]] = {}  # statement -> its relevant calls
         self.class_of: dict[int, str] = {}
         self._counter_flags: set[str] | None = None  # computed on first use
         self._model_keys: set[str] | None = None
-        self._built: set[str] = set()  # names bound to the result of a call (an object of its own)
+        # name -> the scopes (function nodes, or the module) that bind it to an object of its own
+        self._built: dict[str, set[int]] = {}
+        self._built_at: list[tuple[str, ast.AST]] = []  # resolved into _built once parents are known
+        self._opt_site: dict[str, ast.AST] = {}  # optimizer key -> the statement that built it
         self._repeated_tests: set[str] | None = None
         self._ifs: list[ast.If] = []
         self._assignments: list[ast.Assign] = []
@@ -100,6 +109,13 @@ class ModuleIndex:
                 self._index_call(node, events, local_calls)
             elif kind is ast.If:
                 self._ifs.append(node)
+            elif kind is ast.ImportFrom:
+                for alias in node.names:
+                    self.imports[alias.asname or alias.name] = (node.module or "", alias.name, node.level)
+            elif kind is ast.Import:
+                for alias in node.names:
+                    local = alias.asname or alias.name.split(".")[0]
+                    self.imports[local] = (alias.name if alias.asname else local, None, 0)
             elif kind is ast.ClassDef:
                 self.classes.setdefault(node.name, node)
                 for item in node.body:
@@ -124,6 +140,8 @@ class ModuleIndex:
                 self.annotated.add(node.arg)
         for targets, call in constructed:
             cls = last_name(dotted(call.func) or "")
+            if cls not in self.classes:
+                self._import_class(call.func)
             if cls in self.classes:
                 for key in filter(None, map(dotted, targets)):
                     self.instances[key] = cls
@@ -157,7 +175,8 @@ class ModuleIndex:
         function of this file that does; the flow analysis skips everything unmarked."""
         self.marked: set[int] = set()
         self.eventful: set[str] = set()
-        pending = list(events)
+        pending = list(events) + self._construction_nodes + [
+            call for _, call in local_calls if self._calls_eventful_import(call)]
         known = set(self.functions) | set(self.methods)
         waiting = [(name, call) for name, call in local_calls if name in known]
         while pending:
@@ -247,11 +266,13 @@ class ModuleIndex:
                     and not getter:
                 # Built here from arguments (not `self.optimizers()`, which hands back the same one).
                 self.constructions.setdefault(id(stmt), []).append(key)
+                self._construction_nodes.append(stmt)
             if key and creates and not getter:
                 self.optimizers.add(key)
                 self.built_by[key] = name
                 self._models[key] = models
                 self._params[key] = _listed_tensors(call)
+                self._opt_site[key] = stmt
 
     def _note_prepared(self, target: ast.Tuple, call: ast.Call) -> None:
         # `model, opt = accelerator.prepare(model, opt)`: positions keep their roles.
@@ -340,11 +361,33 @@ class ModuleIndex:
         each of them (``teacher = Net()``, ``student = Net()``); an optimizer whose models are
         unknown, or merely named differently, may hold some of ``model``'s parameters."""
         names = {model} | self._aliases.get(model, set())
-        if not names & self._built:
-            return set()
-        return {opt for opt, models in self._models.items() if models
-                and all(m in self._built for m in models) and not any(
-                    _covers(n, m) or _covers(m, n) for n in names for m in models)}
+        built = self._built_scopes()
+        apart = set()
+        for opt, models in self._models.items():
+            site = self._opt_site.get(opt)
+            if not models or site is None:
+                continue
+            # Names are not values: only within the scope that built the optimizer do two
+            # names that this scope binds to objects of their own stand for two objects.
+            scope = id(self._scope_of(site))
+            if any(scope in built.get(n, ()) for n in names) and \
+                    all(scope in built.get(m, ()) for m in models) and \
+                    not any(_covers(n, m) or _covers(m, n) for n in names for m in models):
+                apart.add(opt)
+        return apart
+
+    def _built_scopes(self) -> dict[str, set[int]]:
+        if self._built_at:
+            for key, node in self._built_at:
+                self._built.setdefault(key, set()).add(id(self._scope_of(node)))
+            self._built_at = []
+        return self._built
+
+    def _scope_of(self, node: ast.AST) -> ast.AST:
+        current = self.parents.get(id(node))
+        while current is not None and not isinstance(current, syntax.FUNCTIONS):
+            current = self.parents.get(id(current))
+        return current if current is not None else self.tree
 
     def _note_alias(self, node: ast.Assign) -> None:
         if len(node.targets) != 1:
@@ -354,14 +397,14 @@ class ModuleIndex:
             for element, value in zip(node.targets[0].elts, node.value.elts):
                 key = dotted(element)
                 if key and _new_object(value):
-                    self._built.add(key)
+                    self._built_at.append((key, node))
             return
         target, source = dotted(node.targets[0]), _wrapped_model(node.value)
         if target and source and target != source:
             self._aliases.setdefault(target, set()).add(source)
             self._aliases.setdefault(source, set()).add(target)
         elif target and _new_object(node.value):
-            self._built.add(target)  # `teacher = Net()`: an object of its own
+            self._built_at.append((target, node))  # `teacher = Net()`: an object of its own
 
     def own_backward(self, call: ast.Call) -> bool:
         """``self.backward(...)`` inside a class of this file that defines ``backward``."""
@@ -383,30 +426,107 @@ class ModuleIndex:
         return found
 
     def class_method(self, cls: str, name: str, seen: frozenset = frozenset()) -> FunctionNode | None:
-        """Method ``name`` of the file's class ``cls``, inherited from the file's classes too."""
+        """Method ``name`` of the class ``cls`` of this file or of another module of the
+        project, inherited from the classes of either too."""
         node = self.classes.get(cls)
         if node is None or cls in seen:
             return None
+        owner = self._owners.get(id(node))
+        if owner is not None:  # another module's class: its own index knows its bases
+            found = owner.class_method(node.name, name)
+            if found is not None:
+                self._owners[id(found)] = owner._owners.get(id(found), owner)
+            return found
         for item in node.body:
             if isinstance(item, syntax.FUNCTIONS) and item.name == name:
                 return item
         for base in node.bases:
-            found = self.class_method(last_name(dotted(base) or ""), name, seen | {cls})
+            base_name = last_name(dotted(base) or "")
+            if base_name not in self.classes:
+                self._import_class(base)
+            found = self.class_method(base_name, name, seen | {cls})
             if found is not None:
                 return found
         return None
 
     def is_optimizer_class(self, cls: str, seen: frozenset = frozenset()) -> bool:
-        """Whether the file's class ``cls`` derives from an optimizer class."""
+        """Whether the class ``cls`` derives from an optimizer class."""
         node = self.classes.get(cls)
         if node is None or cls in seen:
             return False
+        owner = self._owners.get(id(node))
+        if owner is not None:
+            return owner.is_optimizer_class(node.name)
         for base in node.bases:
             name = last_name(dotted(base) or "")
+            if name not in self.classes and name not in OPTIMIZER_CLASSES:
+                self._import_class(base)
             if name in OPTIMIZER_CLASSES or name.endswith("Optimizer") or \
                     self.is_optimizer_class(name, seen | {cls}):
                 return True
         return False
+
+    # ----- other modules of the project ---------------------------------------------------
+    def imported(self, name: str, attr: str | None = None) -> ast.AST | None:
+        """The function or class that ``name`` (``name.attr`` for a module) is imported as
+        from another module of the project; None when it is not one (or unknown)."""
+        if self.project is None or name not in self.imports:
+            return None
+        key = (name, attr)
+        if key not in self._foreign:
+            self._foreign[key] = self._definition(*self.imports[name], attr)
+        return self._foreign[key]
+
+    def _definition(self, module: str, imported: str | None, level: int, attr: str | None):
+        if imported is None:  # `import pkg.mod as m` ... `m.fn(...)`
+            targets = [(module, attr)] if attr else []
+        elif attr is None:  # `from pkg.mod import fn` ... `fn(...)`
+            targets = [(module, imported)]
+        else:  # `from pkg import mod` ... `mod.fn(...)`
+            targets = [(f"{module}.{imported}" if module else imported, attr)]
+        for target_module, target_name in targets:
+            found = self.project.definition(target_module, target_name, self.path, level)
+            if found is not None and found[1].index is not None:
+                self._owners[id(found[0])] = found[1].index
+                return found[0]
+        return None
+
+    def _import_class(self, callee: ast.AST) -> None:
+        """Know the class that ``callee`` names (``Trainer``, ``engine.Trainer``) when another
+        module of the project defines it."""
+        key = dotted(callee) or ""
+        head, _, rest = key.partition(".")
+        found = self.imported(head, rest or None) if "(" not in key and "." not in rest else None
+        if type(found) is ast.ClassDef:
+            self.classes.setdefault(found.name, found)
+            self.classes.setdefault(last_name(key), found)
+
+    def owner_of(self, node: ast.AST) -> ModuleIndex | None:
+        """The index of the other module that defines ``node``; None for this module's own."""
+        return self._owners.get(id(node))
+
+    def _calls_eventful_import(self, call: ast.Call) -> bool:
+        """A call of another module's function that holds a gradient event."""
+        if self.project is None or not self.imports:
+            return False
+        callee = self._imported_callee(call)
+        owner = self._owners.get(id(callee)) if callee is not None else None
+        return owner is not None and owner.contains_events(callee)
+
+    def _imported_callee(self, call: ast.Call) -> ast.AST | None:
+        func = call.func
+        if type(func) is ast.Name:
+            found = self.imported(func.id)
+            return found if isinstance(found, syntax.FUNCTIONS) else None
+        if type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id in self.imports:
+            found = self.imported(func.value.id, func.attr)
+            return found if isinstance(found, syntax.FUNCTIONS) else None
+        if type(func) is ast.Attribute:  # `trainer.fit(...)`, `trainer = Trainer(...)` imported
+            cls = self.instance_class(dotted(func.value))
+            node = self.classes.get(cls) if cls else None
+            if node is not None and id(node) in self._owners:
+                return self.class_method(cls, func.attr)
+        return None
 
     def resolve(
         self, call: ast.Call, class_name: str | None, local: dict[str, FunctionNode]
@@ -414,10 +534,12 @@ class ModuleIndex:
         """The same-file function a call runs, or None for anything else."""
         func = call.func
         if type(func) is ast.Name:
-            return local.get(func.id) or self.functions.get(func.id)
+            return local.get(func.id) or self.functions.get(func.id) or self._imported_callee(call)
         if type(func) is not ast.Attribute:
             return None
         attr = func.attr
+        if type(func.value) is ast.Name and func.value.id in self.imports:
+            return self._imported_callee(call)  # `helpers.reset(opt)`
         owner = self.instance_class(dotted(func.value))
         if owner is not None:  # `updater.step(loss)` with `updater = Updater(...)` here
             return self.class_method(owner, attr)

@@ -155,6 +155,53 @@ def names_in(node: ast.AST) -> set[str]:
     return {n.id for n in walk(node) if type(n) is ast.Name}
 
 
+def paths_in(node: ast.AST) -> set[str]:
+    """The longest dotted paths read in an expression: ``self.opt.netF`` in
+    ``self.opt.netF == 'mlp'``, ``x`` in ``x[i] + 1``.
+
+    >>> sorted(paths_in(ast.parse("a.b.c == f(d)", mode="eval").body))
+    ['a.b.c', 'd', 'f']
+    """
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is ast.Attribute or type(current) is ast.Name:
+            path = _path(current)
+            if path is not None:
+                out.add(path)
+                continue
+        stack.extend(children(current))
+    return out
+
+
+def _path(node: ast.AST) -> str | None:
+    if type(node) is ast.Name:
+        return node.id
+    if type(node) is ast.Attribute:
+        base = _path(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
+def related_paths(a: str, b: str) -> bool:
+    """Whether writing one of two paths can change what the other reads (``self.opt`` and
+    ``self.opt.netF``, not ``self.loss`` and ``self.opt``)."""
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+def target_paths(target: ast.AST) -> set[str]:
+    """Paths an assignment target writes: ``self.loss_G``, ``x`` for ``x[i]``, each of a tuple."""
+    if type(target) in (ast.Tuple, ast.List):
+        return {p for element in target.elts for p in target_paths(element)}
+    if type(target) is ast.Starred:
+        return target_paths(target.value)
+    while type(target) is ast.Subscript:
+        target = target.value
+    path = _path(target)
+    return {path} if path is not None else names_in(target)
+
+
 def stored_names(target: ast.AST) -> set[str]:
     """Names bound by an assignment target: ``a`` and ``b`` in ``a, *b = ...``, none in ``x.y``."""
     kind = type(target)

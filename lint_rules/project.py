@@ -1,0 +1,135 @@
+"""The project around a module: where its imports lead, and what is defined there.
+
+Training code is spread over modules: a trainer class in ``engine.py``, a helper that resets
+gradients in ``utils.py``, a meter in ``metrics.py``, an optimizer wrapper in ``optim.py``. The
+flow analysis walks a call into a function of another module of the project exactly as it
+walks a call into one of the same module (``effects.py``), so it needs that function's tree
+and the index of its module. ``Project`` finds them: it resolves an import the way Python
+would from a script or a package of the tree (the importing file's directory, the roots of
+its package, the repository's root), reads and indexes the module once, and remembers it for
+every file of the run. What it cannot find (a third-party package, a module too large, one
+that does not parse) is unknown, and calls into it stay what they were: no events.
+
+>>> import tempfile, pathlib
+>>> root = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (root / "helpers.py").write_text("def reset(opt):\\n    opt.zero_grad()\\n")
+>>> project = Project.around(root / "train.py")
+>>> function, module = project.definition("helpers", "reset")
+>>> function.name, module.path.name
+('reset', 'helpers.py')
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAX_MODULE_BYTES = 2_000_000  # a generated module this large is not read for its helpers
+MAX_MODULES = 64  # modules one project loads in a process, beyond the files being linted
+_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+_EVENT_WORDS = (b"backward", b"zero_grad", b"step", b".grad", b"+=")
+
+
+@dataclass
+class LoadedModule:
+    """One module of the project: its text, tree and index (``summaries.ModuleIndex``)."""
+
+    path: Path
+    digest: str  # of its bytes: a cached result that relied on this module is checked by it
+    index: object | None = None  # None when the module holds nothing the analysis can use
+    definitions: dict[str, ast.AST] = field(default_factory=dict)  # top-level functions, classes
+
+
+class Project:
+    """The modules around one linted file, loaded on first use."""
+
+    def __init__(self, roots: list[Path]) -> None:
+        self.roots = roots
+        self._loaded: dict[Path, LoadedModule | None] = {}
+        self.used: dict[Path, str] = {}  # modules whose definitions an analysis used -> digest
+
+    @classmethod
+    def around(cls, path: Path | str) -> Project:
+        """The project seen from ``path``: its directory, the directory above its top-level
+        package, and the nearest repository root above it."""
+        here = Path(path).resolve().parent
+        roots = [here]
+        top = here
+        while (top / "__init__.py").exists() and top.parent != top:
+            top = top.parent
+        roots.append(top)
+        for parent in [here, *here.parents][:12]:
+            if any((parent / marker).exists() for marker in _MARKERS):
+                roots.append(parent)
+                break
+        return cls(list(dict.fromkeys(roots)))
+
+    def definition(self, module: str, name: str, importer: Path | None = None,
+                   level: int = 0) -> tuple[ast.AST, LoadedModule] | None:
+        """The function or class ``name`` of module ``module`` (``from module import name``),
+        and its loaded module; None when either is not in the project."""
+        loaded = self.module(module, importer, level)
+        if loaded is None:
+            return None
+        found = loaded.definitions.get(name)
+        if found is None:
+            # `from pkg import mod` then `mod.fn(...)`: handled by the caller as a module
+            return None
+        self.used[loaded.path] = loaded.digest
+        return found, loaded
+
+    def module(self, module: str, importer: Path | None = None, level: int = 0) -> LoadedModule | None:
+        path = self._find(module, importer, level)
+        if path is None:
+            return None
+        if path not in self._loaded:
+            self._loaded[path] = None  # an import cycle finds nothing while it loads
+            self._loaded[path] = self._load(path) if len(self._loaded) <= MAX_MODULES else None
+        return self._loaded[path]
+
+    def _find(self, module: str, importer: Path | None, level: int) -> Path | None:
+        parts = [p for p in module.split(".") if p]
+        if level:
+            if importer is None:
+                return None
+            base = Path(importer).resolve().parent
+            for _ in range(level - 1):
+                base = base.parent
+            bases = [base]
+        else:
+            bases = self.roots
+        for base in bases:
+            target = base.joinpath(*parts) if parts else base
+            for candidate in (target.with_suffix(".py") if parts else None, target / "__init__.py"):
+                if candidate is not None and candidate.is_file():
+                    return candidate
+        return None
+
+    def _load(self, path: Path) -> LoadedModule | None:
+        from lint_rules.narrowing import hollow
+        from lint_rules.source import SourceText
+        from lint_rules.summaries import ModuleIndex
+
+        try:
+            if path.stat().st_size > MAX_MODULE_BYTES:
+                return None
+            data = path.read_bytes()
+        except OSError:
+            return None
+        loaded = LoadedModule(path, hashlib.sha256(data).hexdigest())
+        if not any(word in data for word in _EVENT_WORDS):
+            return loaded  # nothing a caller could learn from it
+        try:
+            text = data.decode("utf-8-sig")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text, str(path))
+        except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+            return loaded
+        hollow(tree, text)
+        loaded.index = ModuleIndex(tree, SourceText(text), project=self, path=path)
+        loaded.definitions = {node.name: node for node in tree.body
+                              if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        return loaded

@@ -1,73 +1,70 @@
-"""The wild corpus: real repositories, linted and scored against a hand triage.
+"""The wild corpus: real repositories, linted part by part and scored against a hand triage.
 
-Nothing of those repositories is committed here: ``repos.csv`` pins each one to a commit,
-and ``triage.csv`` records every finding the linter made on them with the verdict a human
-gave after reading the code (``bug``, ``debatable`` or ``false``) and why. This script
-re-fetches the pinned commits and scores the current linter against that triage.
+Nothing of those repositories is committed here. ``repos.csv`` pins each one to a commit and
+puts it in the ``dev`` or the held-out ``test`` part (the rule is in ``manifest.py``);
+``triage.csv`` records findings with the verdict a human gave after reading the code
+(``bug``, ``debatable``, ``false``) and why. See docs/corpus.md for the method.
 
-    python bench/wild/corpus.py fetch [--mirror DIR]   # into bench/_corpus/wild (git-ignored)
-    python bench/wild/corpus.py score                  # precision, new and lost findings
-    python bench/wild/corpus.py score --write-new      # append untriaged findings as "?"
+    python bench/wild/corpus.py fetch --mirror DIR [--into DIR] [--part dev]
+    python bench/wild/corpus.py stats [--into DIR] [--part dev]
+    python bench/wild/corpus.py score --part dev [--into DIR]
+    python bench/wild/corpus.py findings --part dev --out FILE [--into DIR]
+    python bench/wild/corpus.py check [--reserved FILE]
 
-``--mirror DIR`` reads ``DIR/<owner>+<name>/repo`` git directories instead of cloning.
+``fetch`` writes the ``.py`` and ``.ipynb`` files of each pinned commit to
+``INTO/<part>/<owner>+<name>/`` (``INTO`` defaults to ``bench/_corpus/wild``), reading
+``DIR/<owner>+<name>/repo`` git directories, or cloning when ``--mirror`` is not given.
+``score`` and ``findings`` lint one part only and print nothing about the other.
 Precision counts ``bug`` as right and ``false`` as wrong; ``debatable`` is reported apart.
 """
 from __future__ import annotations
 
 import argparse
 import csv
-import io
 import json
 import subprocess
 import sys
-import tarfile
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from manifest import PARTS, checkout_name, problems, read_manifest  # noqa: E402
+from snapshot import SUFFIXES, extract, mirror_git_dir  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
-CORPUS = HERE.parent / "_corpus" / "wild"
-REPOS = HERE / "repos.csv"
+DEFAULT_INTO = HERE.parent / "_corpus" / "wild"
 TRIAGE = HERE / "triage.csv"
 TRIAGE_FIELDS = ["repository", "commit", "path", "line", "code", "verdict", "reason"]
 
 
-def read_csv(path: Path) -> list[dict[str, str]]:
-    with path.open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
+def checkout_dir(into: Path, row: dict[str, str]) -> Path:
+    return into / row["part"] / checkout_name(row["repository"])
 
 
-def checkout_dir(repository: str) -> Path:
-    return CORPUS / repository.replace("/", "+")
-
-
-def fetch(mirror: Path | None) -> None:
-    """Extract the ``.py`` files of every pinned commit into the corpus directory."""
-    CORPUS.mkdir(parents=True, exist_ok=True)
-    if not (CORPUS / ".git").exists():
-        # Its own repository, so that this project's .gitignore and config do not apply.
-        subprocess.run(["git", "init", "-q"], cwd=CORPUS, check=True)
-    for row in read_csv(REPOS):
-        target = checkout_dir(row["repository"])
+def fetch(mirror: Path | None, into: Path, part: str | None) -> None:
+    """Extract the source files of every pinned commit of ``part`` (or all) under ``into``."""
+    into.mkdir(parents=True, exist_ok=True)
+    if not (into / ".git").exists():
+        # Its own repository, so that no enclosing project's .gitignore or config applies.
+        subprocess.run(["git", "init", "-q"], cwd=into, check=True)
+    for row in read_manifest(part):
+        target = checkout_dir(into, row)
         if target.exists():
             continue
-        git_dir = _git_dir(row["repository"], mirror)
-        run = subprocess.run(["git", "--git-dir", str(git_dir), "archive", row["commit"], "--",
-                              ":(glob)**/*.py"], capture_output=True)
-        if run.returncode:
-            print(f"skipped {row['repository']}: {run.stderr.decode(errors='replace').strip()}")
+        name = checkout_name(row["repository"])
+        git_dir = mirror_git_dir(mirror, name) if mirror else _clone(row["repository"], into)
+        try:
+            written, absent = extract(git_dir, row["commit"], target)
+        except subprocess.CalledProcessError as error:
+            print(f"skipped {row['repository']}: {error.stderr.strip()}")
             continue
-        archive = run.stdout
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            members = [m for m in tar.getmembers() if m.isfile() and m.name.endswith(".py")]
-            tar.extractall(target, members=members, filter="data")
-        print(f"fetched {row['repository']}@{row['commit'][:10]}: {len(members)} files")
+        note = f" ({absent} absent from the snapshot)" if absent else ""
+        print(f"fetched {row['repository']}@{row['commit'][:10]} into {row['part']}: "
+              f"{written} files{note}")
 
 
-def _git_dir(repository: str, mirror: Path | None) -> Path:
-    if mirror is not None:
-        base = mirror / repository.replace("/", "+") / "repo"
-        return base / ".git" if (base / ".git").is_dir() else base
-    clone = CORPUS.parent / "wild-git" / repository.replace("/", "+")
+def _clone(repository: str, into: Path) -> Path:
+    clone = into.parent / f"{into.name}-git" / checkout_name(repository)
     if not clone.exists():
         url = f"https://github.com/{repository}.git"
         subprocess.run(["git", "clone", "-q", "--bare", "--filter=blob:none", url, str(clone)],
@@ -75,72 +72,158 @@ def _git_dir(repository: str, mirror: Path | None) -> Path:
     return clone
 
 
-def lint(repository: str) -> list[dict]:
-    """The linter's JSON findings on one checked-out repository (paths relative to it)."""
-    root = checkout_dir(repository)
+def stats(into: Path, part: str | None) -> None:
+    """Repositories, files and lines per part and category (of what ``fetch`` wrote)."""
+    table: dict[tuple[str, str], Counter] = {}
+    for row in read_manifest(part):
+        counts = table.setdefault((row["part"], row["category"]), Counter())
+        counts["repositories"] += 1
+        for file in _sources(checkout_dir(into, row)):
+            counts["files"] += 1
+            counts["lines"] += file.read_bytes().count(b"\n")
+    print(f"{'part':5} {'category':17} {'repos':>5} {'files':>7} {'lines':>10}")
+    for (part_name, category), counts in sorted(table.items()):
+        print(f"{part_name:5} {category:17} {counts['repositories']:5} {counts['files']:7} "
+              f"{counts['lines']:10}")
+    for part_name in sorted({key[0] for key in table}):
+        total = sum((c for (p, _), c in table.items() if p == part_name), Counter())
+        print(f"{part_name:5} {'(all)':17} {total['repositories']:5} {total['files']:7} "
+              f"{total['lines']:10}")
+
+
+def _sources(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.suffix in SUFFIXES and p.is_file()]
+
+
+def lint(root: Path) -> list[dict]:
+    """The linter's JSON findings on one extracted repository (paths relative to it)."""
     run = subprocess.run(
         [sys.executable, "-m", "gradcheck", "lint", "--format", "json", "--no-cache",
          "--exit-zero", "."],
         cwd=root, capture_output=True, text=True,
     )
     if run.returncode not in (0, 1, 2):
-        raise SystemExit(f"lint crashed on {repository}:\n{run.stderr}")
+        raise SystemExit(f"lint crashed on {root.name}:\n{run.stderr}")
     return json.loads(run.stdout or "[]")
 
 
-def score(write_new: bool) -> int:
-    triage = {(r["repository"], r["path"], int(r["line"]), r["code"]): r
-              for r in read_csv(TRIAGE)} if TRIAGE.exists() else {}
-    seen: set[tuple] = set()
-    new: list[dict[str, str]] = []
-    for row in read_csv(REPOS):
-        for finding in lint(row["repository"]):
-            key = (row["repository"], finding["path"].lstrip("./"), finding["line"], finding["code"])
-            seen.add(key)
-            if key not in triage:
-                new.append(dict(zip(TRIAGE_FIELDS, (*key[:1], row["commit"], *key[1:], "?",
-                                                    finding["message"][:200]))))
-    verdicts = Counter(triage[k]["verdict"] for k in seen if k in triage)
+def finding_rows(part: str, into: Path) -> list[dict[str, str]]:
+    """Every finding on ``part``, as rows of triage.csv's schema with verdict ``?``."""
+    rows = []
+    for repo in read_manifest(part):
+        root = checkout_dir(into, repo)
+        if not root.is_dir():
+            raise SystemExit(f"{root} is missing: run `corpus.py fetch --part {part}` first")
+        for finding in lint(root):
+            rows.append({"repository": repo["repository"], "commit": repo["commit"],
+                         "path": _triage_path(finding), "line": str(finding["line"]),
+                         "code": finding["code"], "verdict": "?",
+                         "reason": " ".join(finding["message"].split())[:200]})
+    return rows
+
+
+def _triage_path(finding: dict) -> str:
+    path = finding["path"].removeprefix("./")
+    # NOTE: a notebook's line counts within its code cell, so the cell is part of the key.
+    return path if finding.get("cell") is None else f"{path}#cell{finding['cell']}"
+
+
+def _key(row: dict[str, str]) -> tuple[str, str, int, str]:
+    return row["repository"], row["path"], int(row["line"]), row["code"]
+
+
+def read_triage(part: str) -> dict[tuple, dict[str, str]]:
+    """Triage rows of the repositories of ``part`` only."""
+    names = {row["repository"] for row in read_manifest(part)}
+    if not TRIAGE.exists():
+        return {}
+    with TRIAGE.open(newline="", encoding="utf-8") as handle:
+        return {_key(r): r for r in csv.DictReader(handle) if r["repository"] in names}
+
+
+def score(part: str, into: Path) -> int:
+    triage = read_triage(part)
+    found = finding_rows(part, into)
+    seen = {_key(row) for row in found}
+    new = [row for row in found if _key(row) not in triage]
+    judged = [triage[_key(row)] for row in found if _key(row) in triage]
     lost = [r for k, r in triage.items() if k not in seen and r["verdict"] == "bug"]
-    _print_summary(verdicts, new, lost)
-    if write_new and new:
-        _append(new)
-    return 1 if new or lost or verdicts["false"] else 0
+    _print_summary(part, judged, new, lost)
+    return 1 if new or lost or any(r["verdict"] == "false" for r in judged) else 0
 
 
-def _print_summary(verdicts: Counter, new: list[dict], lost: list[dict]) -> None:
-    judged = verdicts["bug"] + verdicts["false"]
-    precision = verdicts["bug"] / judged if judged else 1.0
-    print(f"findings: {sum(verdicts.values()) + len(new)}  bug: {verdicts['bug']}  "
+def _print_summary(part: str, judged: list[dict], new: list[dict], lost: list[dict]) -> None:
+    verdicts = Counter(r["verdict"] for r in judged)
+    print(f"part {part}: {len(read_manifest(part))} repositories")
+    print(f"findings: {len(judged) + len(new)}  bug: {verdicts['bug']}  "
           f"debatable: {verdicts['debatable']}  false: {verdicts['false']}  untriaged: {len(new)}")
-    print(f"precision (bug / (bug + false)): {precision:.1%}")
+    print(f"precision (bug / (bug + false)): {_precision(verdicts)}")
+    for code in sorted({r["code"] for r in judged + new}):
+        by_code = Counter(r["verdict"] for r in judged if r["code"] == code)
+        untriaged = sum(r["code"] == code for r in new)
+        print(f"  {code}: bug {by_code['bug']}  false {by_code['false']}  debatable "
+              f"{by_code['debatable']}  untriaged {untriaged}  precision {_precision(by_code)}")
     for row in new:
         print(f"  NEW  {row['repository']}/{row['path']}:{row['line']} {row['code']} {row['reason']}")
     for row in lost:
         print(f"  LOST {row['repository']}/{row['path']}:{row['line']} {row['code']} ({row['reason']})")
 
 
-def _append(rows: list[dict[str, str]]) -> None:
-    exists = TRIAGE.exists()
-    with TRIAGE.open("a", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, TRIAGE_FIELDS)
-        if not exists:
-            writer.writeheader()
-        writer.writerows(rows)
+def _precision(verdicts: Counter) -> str:
+    judged = verdicts["bug"] + verdicts["false"]
+    return f"{verdicts['bug'] / judged:.1%}" if judged else "n/a (nothing judged)"
+
+
+def write_findings(part: str, into: Path, out: Path) -> None:
+    """Write the untriaged findings of ``part`` to ``out`` in triage.csv's schema."""
+    triage = read_triage(part)
+    new = [row for row in finding_rows(part, into) if _key(row) not in triage]
+    with out.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, TRIAGE_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(new)
+    print(f"wrote {len(new)} untriaged findings of part {part} to {out}")
+
+
+def check(reserved_file: Path | None) -> int:
+    reserved: set[str] = set()
+    if reserved_file is not None:
+        lines = reserved_file.read_text(encoding="utf-8").splitlines()
+        reserved = {s.strip().lower() for s in lines if s.strip() and not s.startswith("#")}
+    found = problems(read_manifest(), reserved)
+    for problem in found:
+        print(problem)
+    rows = read_manifest()
+    counts = Counter(row["part"] for row in rows)
+    print(f"{len(rows)} repositories: " + ", ".join(f"{p} {counts[p]}" for p in PARTS)
+          + (f"; {len(found)} problems" if found else "; the manifest follows the rules"))
+    return 1 if found else 0
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    fetch_parser = sub.add_parser("fetch")
-    fetch_parser.add_argument("--mirror", type=Path)
-    score_parser = sub.add_parser("score")
-    score_parser.add_argument("--write-new", action="store_true")
+    for name in ("fetch", "stats", "score", "findings"):
+        command = sub.add_parser(name)
+        command.add_argument("--into", type=Path, default=DEFAULT_INTO,
+                             help="the corpus directory (default: bench/_corpus/wild)")
+        command.add_argument("--part", choices=PARTS, required=name in ("score", "findings"))
+    sub.choices["fetch"].add_argument("--mirror", type=Path)
+    sub.choices["findings"].add_argument("--out", type=Path, required=True)
+    sub.add_parser("check").add_argument("--reserved", type=Path,
+                                         help="a file of reserved owner/name lines")
     args = parser.parse_args()
     if args.command == "fetch":
-        fetch(args.mirror)
-        return 0
-    return score(args.write_new)
+        fetch(args.mirror, args.into, args.part)
+    elif args.command == "stats":
+        stats(args.into, args.part)
+    elif args.command == "score":
+        return score(args.part, args.into)
+    elif args.command == "findings":
+        write_findings(args.part, args.into, args.out)
+    else:
+        return check(args.reserved)
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,78 @@
+"""The manifest of the wild corpus: which repositories, at which commit, in which part.
+
+``repos.csv`` has one row per repository: ``repository,commit,part,category,origin``.
+Nothing of a repository is committed here, only its name and the commit it is pinned to.
+
+The corpus is split **by repository** into a development part (``dev``), which anyone may
+lint and read while improving the linter, and a held-out ``test`` part, scored once at the
+end. The rule is fixed before anything is linted, so it cannot be bent to fit results:
+
+- the repositories the linter was tuned on before the split (``origin`` = ``tuning``) are
+  ``dev``: figures on them measure fit, not generalisation;
+- every other repository goes by the first byte of the SHA-256 of its lower-cased name:
+  below ``TEST_BELOW`` (160 of 256, about 62%) it is ``test``, otherwise ``dev``.
+
+    >>> part_by_rule("Owner/Name", "added") == part_by_rule("owner/name", "added")
+    True
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPOS = HERE / "repos.csv"
+FIELDS = ["repository", "commit", "part", "category", "origin"]
+PARTS = ("dev", "test")
+ORIGINS = ("tuning", "added")
+TEST_BELOW = 160
+
+
+def part_by_rule(repository: str, origin: str) -> str:
+    """The part a repository belongs to under the split rule (see the module docstring)."""
+    if origin == "tuning":
+        return "dev"
+    first_byte = hashlib.sha256(repository.lower().encode("utf-8")).digest()[0]
+    return "test" if first_byte < TEST_BELOW else "dev"
+
+
+def read_manifest(part: str | None = None, path: Path = REPOS) -> list[dict[str, str]]:
+    """The manifest's rows, all of them or those of one part, in file order."""
+    if part is not None and part not in PARTS:
+        raise ValueError(f"unknown part {part!r}: use one of {', '.join(PARTS)}")
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    return [row for row in rows if part is None or row["part"] == part]
+
+
+def checkout_name(repository: str) -> str:
+    """The directory name of a repository inside a part: ``owner+name``."""
+    return repository.replace("/", "+")
+
+
+def problems(rows: list[dict[str, str]], reserved: set[str] = frozenset()) -> list[str]:
+    """Every way the rows break the manifest's rules, as sentences (empty when sound).
+
+    ``reserved`` holds lower-cased repository names that must never be in the corpus.
+    """
+    found: list[str] = []
+    seen: set[str] = set()
+    for number, row in enumerate(rows, start=2):  # line 1 is the header
+        name = row["repository"]
+        where = f"repos.csv line {number} ({name})"
+        if name.lower() in seen:
+            found.append(f"{where}: listed twice")
+        seen.add(name.lower())
+        if name.lower() in reserved:
+            found.append(f"{where}: reserved for independent evaluation; remove the row")
+        if len(row["commit"]) != 40 or not all(c in "0123456789abcdef" for c in row["commit"]):
+            found.append(f"{where}: commit {row['commit']!r} is not a 40-digit hex sha")
+        if row["origin"] not in ORIGINS:
+            found.append(f"{where}: origin {row['origin']!r} is not one of {', '.join(ORIGINS)}")
+            continue
+        expected = part_by_rule(name, row["origin"])
+        if row["part"] != expected:
+            found.append(f"{where}: part is {row['part']!r} but the split rule gives "
+                         f"{expected!r}; write {expected!r}")
+    return found

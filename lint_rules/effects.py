@@ -220,6 +220,13 @@ class Effects:
         yes, no = self._split(state, gate, True)
         return join(apply(yes) if yes else None, no)
 
+    def _backward_inside(self, if_id: int) -> bool:
+        node = self._if_nodes.get(if_id)
+        return node is not None and any(
+            type(n) is ast.Call and (ev.is_backward_call(n) or self.index.resolve(
+                n, self._class[-1], self._local_defs[-1]) is not None and self.contains_events(n))
+            for n in syntax.walk(node))
+
     @staticmethod
     def _sets_to_zero(call: ast.Call) -> bool:
         value = syntax.keyword(call, "set_to_none")
@@ -232,7 +239,8 @@ class Effects:
         inner = self._inner_conditions()
         # A reset under a counter test (`if i % k == 0: zero_grad()`) opens an accumulation
         # window on purpose: GC001 trusts it, and so does GC002 when the step is counter-gated.
-        counter = bool(inner and inner[-1])
+        # Not when the backward pass runs under that same test: then the window is the block.
+        counter = bool(inner and inner[-1]) and not self._backward_inside(self._conditions[-1][3])
         if counter and self._loops:
             self.counter_zeroed_in_loop.setdefault(id(self._loops[-1]), set()).update(targets)
         between_epochs = self._epoch_unit and not any(

@@ -75,6 +75,7 @@ class Interpreter(Compound, Effects):
         self._budget = BUDGET
         self._loop_assigned: dict[int, set[str]] = {}
         self._counted: dict[int, set[str]] = {}  # loop -> names it adds to (`n += 1`)
+        self._if_nodes: dict[int, ast.If] = {}  # the `if` statements met, by id
         self._bindings: dict[int, object] = {}  # scope -> its Bindings, for reach.py
         self._aliases: dict[str, str] = {}  # model given another's gradient tensors -> their key
         self.alias_sites: dict[str, ast.AST] = {}  # that key -> the statement handing them over
@@ -197,6 +198,7 @@ class Interpreter(Compound, Effects):
             self._unstable.add(key)  # a counter test (`i % k == 0`) differs every iteration
         yes, no = self._split(state, key, value)
         test_text = " ".join(self.text.segment(stmt.test).split())
+        self._if_nodes[id(stmt)] = stmt
         self._conditions.append((test_text, len(self._loops), modulo, id(stmt)))
         then = self._block(syntax.body_of(stmt), yes) if yes else Flow()
         self._conditions[-1] = (f"not ({test_text})", len(self._loops), modulo, id(stmt))

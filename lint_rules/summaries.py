@@ -87,6 +87,7 @@ class ModuleIndex:
         self.zeroed: set[str] = set()  # receivers of a `zero_grad()` call somewhere here
         self.annotated: set[str] = set()  # parameters annotated as optimizers
         self.classes: dict[str, ast.ClassDef] = {}
+        self._nested_names: set[str] = set()  # names of every function, at any depth
         self.modules: set[str] = set()  # receivers of `.parameters()`: torch modules
         self.instances: dict[str, str] = {}  # `x = Cls(...)` with Cls a class of this file
         constructed: list[tuple[list[ast.AST], ast.Call]] = []
@@ -116,6 +117,8 @@ class ModuleIndex:
                 for alias in node.names:
                     local = alias.asname or alias.name.split(".")[0]
                     self.imports[local] = (alias.name if alias.asname else local, None, 0)
+            elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+                self._nested_names.add(node.name)
             elif kind is ast.ClassDef:
                 self.classes.setdefault(node.name, node)
                 for item in node.body:
@@ -177,7 +180,9 @@ class ModuleIndex:
         self.eventful: set[str] = set()
         pending = list(events) + self._construction_nodes + [
             call for _, call in local_calls if self._calls_eventful_import(call)]
-        known = set(self.functions) | set(self.methods)
+        # every function of the file by name, nested ones too (`def update(data):` inside
+        # `ddpg(...)`, called from its loop)
+        known = set(self.functions) | set(self.methods) | self._nested_names
         waiting = [(name, call) for name, call in local_calls if name in known]
         while pending:
             for node in pending:
@@ -400,7 +405,7 @@ class ModuleIndex:
                     self._built_at.append((key, node))
             return
         target, source = dotted(node.targets[0]), _wrapped_model(node.value)
-        if target and source and target != source:
+        if target and source and target != source and not source.endswith(")"):
             self._aliases.setdefault(target, set()).add(source)
             self._aliases.setdefault(source, set()).add(target)
         elif target and _new_object(node.value):

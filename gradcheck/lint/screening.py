@@ -50,7 +50,7 @@ def _settle(job: Job, data: bytes, document: Document, known: set[str]) -> FileR
     and warnings for unknown codes in its ``noqa`` comments."""
     from gradcheck.lint.checker import syntax_errors
 
-    program = document.program
+    program = document.text
     # NOTE: only a file the user named is parsed here, as ruff reports its syntax errors;
     # a directory walk keeps the text shortcut (a skipped file cannot hold a finding)
     findings = syntax_errors(program, job.display) if job.explicit else []
@@ -102,7 +102,7 @@ def screen(job: Job, known: set[str], fixing: bool) -> Job | FileResult:
         except DocumentError as error:
             quick = FileResult(job.display, [io_error(str(error))])
         else:
-            if job.codes and could_have_findings(document.program):
+            if job.codes and could_have_findings(document.text):
                 return job if job.data is not None else dataclasses.replace(job, data=data)
             quick = _settle(job, data, document, known)
     if fixing and job.path == "-":

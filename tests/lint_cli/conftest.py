@@ -161,6 +161,6 @@ class Kit:
     expected_findings = staticmethod(expected_findings)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def kit() -> type[Kit]:
     return Kit

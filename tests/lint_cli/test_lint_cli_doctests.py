@@ -8,7 +8,7 @@ import pytest
 
 MODULES = [
     "gradcheck.lint", "gradcheck.lint.cache", "gradcheck.lint.checker", "gradcheck.lint.config",
-    "gradcheck.lint.document", "gradcheck.lint.files", "gradcheck.lint.fixes",
+    "gradcheck.lint.document", "gradcheck.lint.endings", "gradcheck.lint.files", "gradcheck.lint.fixes",
     "gradcheck.lint.formats", "gradcheck.lint.gitignore", "gradcheck.lint.noqa",
     "gradcheck.lint.notebook", "gradcheck.lint.registry", "gradcheck.lint.result",
     "gradcheck.lint.runner", "gradcheck.lint.screening", "gradcheck.lint.selection",

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from gradcheck.lint.document import Document, DocumentError, parse
 from gradcheck.lint.noqa import scan, warnings_for
+from gradcheck.lint.reading import ReadError, read_bounded
 from gradcheck.lint.result import FileResult
 
 
@@ -91,10 +92,9 @@ def screen(job: Job, known: set[str], fixing: bool) -> Job | FileResult:
     data = job.data
     if data is None:
         try:
-            with open(job.path, "rb") as handle:  # not pathlib: this runs once per file
-                data = handle.read()
-        except OSError as error:
-            return FileResult(job.display, [io_error(f"cannot read: {error.strerror}")])
+            data = read_bounded(job.path)
+        except ReadError as error:
+            return FileResult(job.display, [io_error(str(error))])
     quick = settle_bytes(job, data, known)
     if quick is None:
         try:

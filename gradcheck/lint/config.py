@@ -4,8 +4,9 @@ As in ruff, the closest ``pyproject.toml`` that has the section wins; a ``pyproj
 without it is skipped. Paths in ``exclude`` and ``per-file-ignores`` are relative to the
 directory of the file that declares them. The command line (:class:`CommandLine`) can name
 one configuration file for every file (``--config PATH``, which turns the search off),
-override keys (``--config "KEY = VALUE"``) and replace or extend the excludes; its
-patterns are relative to the current directory.
+override keys (``--config "KEY = VALUE"``) and replace or extend the excludes; as in ruff,
+the paths it gives, those of a ``--config`` file included, are relative to the current
+directory.
 """
 from __future__ import annotations
 
@@ -202,7 +203,9 @@ class ConfigFinder:
         if not isinstance(table, dict) or "lint" not in table:
             raise ConfigError(f"--config {path}: the file has no [tool.gradcheck.lint] table; "
                               "add one, or name the pyproject.toml that has it")
-        return self._layered(table["lint"], path.absolute().parent, path)
+        # NOTE: as in ruff, the paths of a --config file are relative to the current
+        # directory, not to the file's: the file is usually kept out of the tree it governs
+        return self._layered(table["lint"], self.command_line.root, path)
 
     def for_directory(self, directory: Path) -> FileConfig:
         """The closest configuration at or above ``directory`` (absolute path)."""

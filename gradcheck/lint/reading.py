@@ -30,14 +30,17 @@ class ReadError(OSError):
         return self.args[0]
 
 
-def megabytes(size: int) -> str:
-    """``size`` bytes in MiB, as messages print it.
+def size_text(size: int) -> str:
+    """``size`` bytes as messages print it.
 
-    >>> megabytes(16 * 1024 * 1024), megabytes(1536 * 1024)
-    ('16 MiB', '1.5 MiB')
+    >>> size_text(16 * 1024 * 1024), size_text(1536 * 1024), size_text(64)
+    ('16 MiB', '1.5 MiB', '64 bytes')
     """
-    value = size / (1024 * 1024)
-    return f"{value:.0f} MiB" if value == int(value) else f"{value:.1f} MiB"
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            value = size / scale
+            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.1f} {unit}"
+    return f"{size} bytes"
 
 
 def too_large(size: int | None, limit: int) -> str:
@@ -46,8 +49,8 @@ def too_large(size: int | None, limit: int) -> str:
     >>> too_large(20 * 1024 * 1024, MAX_FILE_BYTES)
     'the file is 20 MiB, over the 16 MiB limit on one file; exclude it (--extend-exclude) or split it'
     """
-    what = f"the file is {megabytes(size)}" if size is not None else "the file grew while read"
-    return f"{what}, over the {megabytes(limit)} limit on one file; exclude it (--extend-exclude) or split it"
+    what = f"the file is {size_text(size)}" if size is not None else "the file grew while read"
+    return f"{what}, over the {size_text(limit)} limit on one file; exclude it (--extend-exclude) or split it"
 
 
 def kind_of(mode: int) -> str | None:
@@ -65,7 +68,14 @@ def _refusal(path: str, mode: int) -> str:
             "files are checked, so remove or exclude it")
 
 
-def read_bounded(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
+def missing(path: str) -> str:
+    """The message for a path that does not exist (a broken symlink says where it points)."""
+    if os.path.islink(path):
+        return f"no such file or directory: a broken symbolic link to {os.readlink(path)}"
+    return "no such file or directory"
+
+
+def read_bounded(path: str, limit: int | None = None) -> bytes:
     """The bytes of the regular file at ``path``; raises ReadError for anything else.
 
     >>> try:
@@ -74,12 +84,15 @@ def read_bounded(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
     ...     print(error)
     cannot read: it is a character device, not a regular file; only regular files are checked, so remove or exclude it
     """
+    limit = MAX_FILE_BYTES if limit is None else limit
     # NOTE: O_NONBLOCK, so that opening a FIFO returns at once instead of waiting for a
     # writer; the type is then checked on the open descriptor, so no rename in between can
     # swap a device in after the check
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         descriptor = os.open(path, flags)
+    except FileNotFoundError:
+        raise ReadError(missing(path)) from None
     except OSError as error:
         raise ReadError(f"cannot read: {error.strerror or error}") from None
     try:
@@ -106,15 +119,16 @@ def read_bounded(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
     return b"".join(chunks)
 
 
-def read_stream(stream, limit: int = MAX_FILE_BYTES) -> bytes:
+def read_stream(stream, limit: int | None = None) -> bytes:
     """Up to ``limit`` bytes of a binary stream (stdin); raises ReadError beyond that.
 
     >>> import io
     >>> read_stream(io.BytesIO(b"x = 1\\n"))
     b'x = 1\\n'
     """
+    limit = MAX_FILE_BYTES if limit is None else limit
     data = stream.read(limit + 1)
     if len(data) > limit:
-        raise ReadError(f"standard input holds more than {megabytes(limit)}, the limit on one "
+        raise ReadError(f"standard input holds more than {size_text(limit)}, the limit on one "
                         "file; split it into smaller files")
     return data

@@ -18,7 +18,7 @@ from gradcheck.lint.config import CommandLine, ConfigFinder
 from gradcheck.lint.document import Document, parse
 from gradcheck.lint.files import discover
 from gradcheck.lint.noqa_adding import add_noqa
-from gradcheck.lint.reading import ReadError, read_bounded
+from gradcheck.lint.reading import ReadError, missing, read_bounded
 from gradcheck.lint.registry import all_rules
 from gradcheck.lint.result import FileResult, Report
 from gradcheck.lint.screening import Job, cells, screen, settle_bytes
@@ -78,13 +78,6 @@ def _relative(path: Path) -> str:
         except ValueError:
             return str(path)
     return path.as_posix()
-
-
-def missing_message(path: Path) -> str:
-    """The GC000 message for a path that does not exist."""
-    if path.is_symlink():
-        return f"no such file or directory: a broken symbolic link to {os.readlink(path)}"
-    return "no such file or directory"
 
 
 _LINE_REFERENCE = re.compile(r"\bline (\d+)\b")
@@ -259,8 +252,8 @@ def lint_paths(options: LintOptions) -> Report:
         pending.append(Job("-", name, codes, options.stdin_data, name.endswith(".ipynb"),
                             False, True))
     found = discover([Path(p) for p in options.paths if p != "-"], finder)
-    for missing in found.missing:
-        results.append(FileResult(display_path(missing), [io_error(missing_message(missing))]))
+    for absent in found.missing:
+        results.append(FileResult(display_path(absent), [io_error(missing(str(absent)))]))
     for path, message in found.errors:
         results.append(FileResult(display_path(path), [io_error(message)]))
     write = (options.fix and not options.diff) or options.add_noqa

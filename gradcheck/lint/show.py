@@ -12,9 +12,9 @@ from pathlib import Path
 
 from gradcheck.lint.config import ConfigFinder, FileConfig
 from gradcheck.lint.files import Discovery, discover
-from gradcheck.lint.reading import MAX_FILE_BYTES, megabytes
+from gradcheck.lint import reading
 from gradcheck.lint.registry import all_rules
-from gradcheck.lint.runner import LintOptions, display_path, missing_message
+from gradcheck.lint.runner import LintOptions, display_path
 from gradcheck.lint.settings import Settings
 
 
@@ -41,7 +41,7 @@ def list_files(options: LintOptions) -> Listing:
     files = [display_path(path) for path in found.files]
     if options.stdin_data is not None or "-" in options.paths:
         files.append(options.stdin_filename or "-")
-    errors = [(display_path(p), missing_message(p)) for p in found.missing]
+    errors = [(display_path(p), reading.missing(str(p))) for p in found.missing]
     errors += [(display_path(path), message) for path, message in found.errors]
     return Listing(sorted(files), sorted(errors))
 
@@ -99,6 +99,6 @@ def settings_text(options: LintOptions, run: dict[str, object]) -> str | None:
         f"command-line-exclude = {_toml_value(command_line.exclude or '(not given)')}",
         f"command-line-extend-exclude = {_toml_value(command_line.extend_exclude)}",
         *(f"{key} = {_toml_value(value)}" for key, value in run.items()),
-        f"max-file-size = {_toml_value(megabytes(MAX_FILE_BYTES))}",
+        f"max-file-size = {_toml_value(reading.size_text(reading.MAX_FILE_BYTES))}",
     ]
     return "\n".join(lines) + "\n"

@@ -64,17 +64,29 @@ def state(paths: list[str], command_line: CommandLine | None = None) -> frozense
     return frozenset((path, _stat(path)) for path in files) | {("errors", tuple(found.errors))}
 
 
+def pause(seconds: float) -> None:
+    """Wait between two looks at the files (tests replace it to change files in between)."""
+    time.sleep(seconds)
+
+
 def watch(run: Callable[[], int], snapshot: Callable[[], object],
-          announce: Callable[[str], None], *, sleep: Callable[[float], None] = time.sleep,
-          max_runs: int | None = None) -> int:
+          announce: Callable[[str], None], *, max_runs: int | None = None) -> int:
     """Call ``run`` now and again each time ``snapshot()`` changes; the last run's exit code
-    once ``max_runs`` runs are done (without a limit, only Ctrl-C ends the loop)."""
+    once ``max_runs`` runs are done (without a limit, only Ctrl-C ends the loop).
+
+    >>> import itertools
+    >>> looks = itertools.count()  # every look sees a change
+    >>> watch(lambda: 1, lambda: next(looks), print, max_runs=2)
+    Watching for file changes (Ctrl-C to stop).
+    File change detected, checking again.
+    1
+    """
     limit = MAX_RUNS if max_runs is None else max_runs
     announce("Watching for file changes (Ctrl-C to stop).")
     status, runs = run(), 1
     seen = snapshot()
     while limit is None or runs < limit:
-        sleep(POLL_SECONDS)
+        pause(POLL_SECONDS)
         current = snapshot()
         if current == seen:
             continue

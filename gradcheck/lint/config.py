@@ -130,7 +130,8 @@ def _check_patterns(patterns: tuple[str, ...], where: str) -> None:
             raise ConfigError(f"{where}: {error}") from None
 
 
-def parse_table(table: Any, root: Path, source: Path | None, label: str | None = None) -> FileConfig:
+def parse_table(table: Any, root: Path, source: Path | None,
+                label: str | None = None) -> FileConfig:
     """Validate one ``[tool.gradcheck.lint]`` table (``label`` names it in errors).
 
     >>> from pathlib import Path

@@ -32,13 +32,18 @@ class Output:
     exit_zero: bool = False
 
 
-def emit(text: str, *, err: bool = False, nl: bool = True) -> None:
-    """``click.echo``, but a reader that went away (``| head``) ends the output quietly,
-    not with a traceback: the run still exits with its own status."""
+def emit(text: str | bytes, *, err: bool = False, nl: bool = True) -> None:
+    """``click.echo`` (bytes go out as they are), but a reader that went away (``| head``)
+    ends the output quietly, not with a traceback: the run still exits with its own status."""
+    stream = sys.stderr if err else sys.stdout
     try:
-        click.echo(text, err=err, nl=nl)
+        if isinstance(text, bytes):
+            stream.flush()
+            stream.buffer.write(text)
+            stream.buffer.flush()
+        else:
+            click.echo(text, err=err, nl=nl)
     except BrokenPipeError:
-        stream = sys.stderr if err else sys.stdout
         try:  # later writes and the final flush go nowhere instead of failing again
             os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
         except (OSError, ValueError):
@@ -141,12 +146,7 @@ def run_once(options: LintOptions, output: Output) -> int:
     if stdin_fixed:
         for result in report.results:
             if result.output is not None:
-                sys.stdout.flush()
-                try:
-                    sys.stdout.buffer.write(result.output)
-                    sys.stdout.buffer.flush()
-                except BrokenPipeError:
-                    emit("", nl=False)
+                emit(result.output)
     if options.diff:
         emit("".join(result.diff for result in report.results), nl=False)
     else:

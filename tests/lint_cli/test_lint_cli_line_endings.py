@@ -173,7 +173,8 @@ def test_a_moved_line_takes_the_ending_of_the_line_it_lands_on(project, kit):
 
 @pytest.mark.parametrize("variant", ["cr", "crlf", "mixed"])
 def test_noqa_comments_are_read_on_the_files_own_lines(project, kit, variant):
-    silenced = kit.MISSING_ZERO_GRAD.replace("optimizer.step()\n", "optimizer.step()  # noqa: GC002\n")
+    silenced = kit.MISSING_ZERO_GRAD.replace("optimizer.step()\n",
+                                             "optimizer.step()  # noqa: GC002\n")
     (project / "a.py").write_bytes(VARIANTS[variant](silenced).encode())
     (project / "b.py").write_bytes(VARIANTS[variant]("# noqa: GC999\n" + kit.MISSING_ZERO_GRAD)
                                    .encode())

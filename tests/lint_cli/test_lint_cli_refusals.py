@@ -55,7 +55,8 @@ def test_unbounded_inputs_are_refused_by_name_and_the_run_goes_on(project, kit):
     _no_traceback(run.stderr.decode() + run.stdout.decode())
     assert run.returncode == exitcodes.ERROR
     found = _lines(run.stdout)
-    device = "GC000 cannot read: it is a character device (a symlink to /dev/zero), not a regular file"
+    device = ("GC000 cannot read: it is a character device (a symlink to /dev/zero), "
+              "not a regular file")
     assert device in found["zero.py"] and device in found["walk/zero.py"]
     assert "GC000 cannot read: it is a named pipe (FIFO)" in found["pipe.py"]
     assert "GC000 cannot read: it is a named pipe (FIFO)" in found["walk/pipe.py"]
@@ -103,7 +104,8 @@ def _assert_locked_tree_reported(stdout: str, stderr: str, kit) -> None:
     assert found["locked/a.py"] == "locked/a.py:1:1: GC000 cannot read: Permission denied"
     assert found["tree/closed"].startswith("tree/closed:1:1: GC000 cannot list this directory: "
                                            "Permission denied; the files in it were not checked")
-    assert found["tree/unreadable.py"] == "tree/unreadable.py:1:1: GC000 cannot read: Permission denied"
+    assert found["tree/unreadable.py"] == ("tree/unreadable.py:1:1: GC000 cannot read: "
+                                           "Permission denied")
     assert f"{kit.STEP_LINE}:5: GC002" in found["tree/bad.py"]
 
 

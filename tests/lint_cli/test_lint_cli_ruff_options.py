@@ -36,7 +36,7 @@ def tree(project, kit):
     return project
 
 
-# ----- --show-files / --show-settings -----------------------------------------------------------
+# ----- --show-files / --show-settings ------------------------------------------------------------
 def test_show_files_lists_what_a_run_checks_and_lints_nothing(tree, kit):
     run = kit.run_cli(["lint", "--show-files"])
     assert run.exit_code == exitcodes.CLEAN
@@ -69,7 +69,7 @@ def test_show_settings_resolves_the_first_file(tree, kit):
     assert 'command-line-ignore = ["GC004"]' in root.stdout.splitlines()
 
 
-# ----- --config ------------------------------------------------------------------------------------
+# ----- --config ----------------------------------------------------------------------------------
 def test_config_path_governs_every_file_and_turns_the_search_off(tree, kit):
     kit.write(tree, {"ci/lint.toml": '[tool.gradcheck.lint]\nignore = ["GC001"]\n'
                                      'extend-exclude = ["legacy/"]\n'})
@@ -115,7 +115,7 @@ def test_config_without_the_table_and_two_config_files_are_usage_errors(tree, ki
     assert two.exit_code == exitcodes.ERROR and "--config names 2 files" in two.stderr
 
 
-# ----- --exclude / --extend-exclude ---------------------------------------------------------------
+# ----- --exclude / --extend-exclude --------------------------------------------------------------
 def test_extend_exclude_adds_patterns_relative_to_the_current_directory(tree, kit, monkeypatch):
     run = kit.run_cli(["lint", "--show-files", "--extend-exclude", "src/legacy,nested"])
     assert run.stdout.splitlines() == ["src/new.py", "train.py"]
@@ -143,7 +143,7 @@ def test_a_bad_command_line_pattern_is_a_usage_error(tree, kit):
     assert run.exit_code == exitcodes.ERROR and "is not a valid glob" in run.stderr
 
 
-# ----- --add-noqa ---------------------------------------------------------------------------------
+# ----- --add-noqa --------------------------------------------------------------------------------
 def test_add_noqa_silences_every_finding_and_is_idempotent(project, kit):
     shared = kit.MISSING_ZERO_GRAD.replace("optimizer.step()\n",
                                            "optimizer.step()  # noqa: E501  (long)\n")
@@ -172,7 +172,8 @@ def test_add_noqa_merges_codes_on_a_line_and_leaves_what_it_cannot_comment(proje
     run = kit.run_cli(["lint", "--no-cache", "--add-noqa", "a.py"])
     assert run.exit_code == exitcodes.FINDINGS
     assert (project / "a.py").read_text() == text
-    assert f"warning: a.py:{kit.STEP_LINE}: cannot add a noqa comment: the line ends inside a string" in run.stderr
+    assert (f"warning: a.py:{kit.STEP_LINE}: cannot add a noqa comment: the line ends inside "
+            "a string") in run.stderr
     assert f"a.py:{kit.STEP_LINE}:5: GC002" in run.stdout
     assert "1 finding could not get one." in run.stderr
 
@@ -198,7 +199,7 @@ def test_add_noqa_with_fix_diff_or_stdin_is_a_usage_error(project, kit, args):
     assert (project / "a.py").read_text() == kit.MISSING_ZERO_GRAD
 
 
-# ----- --watch ------------------------------------------------------------------------------------
+# ----- --watch -----------------------------------------------------------------------------------
 def test_watch_runs_again_on_each_change_and_only_then(project, kit, monkeypatch):
     from gradcheck.lint import watch
 

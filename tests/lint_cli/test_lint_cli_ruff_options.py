@@ -10,6 +10,10 @@ every change.
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import threading
 
 import pytest
 
@@ -262,3 +266,29 @@ def test_watch_survives_a_broken_configuration_and_reports_it(project, kit, monk
 def test_watch_on_stdin_is_a_usage_error(project, kit):
     run = kit.run_cli(["lint", "--watch", "-"], input="x = 1\n")
     assert run.exit_code == exitcodes.ERROR and "--watch works on files" in run.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process as on POSIX")
+def test_watch_in_a_real_process_ends_on_ctrl_c_with_130(project, kit):
+    kit.write(project, {"a.py": kit.MISSING_ZERO_GRAD})
+    command = [sys.executable, "-c", "from gradcheck.cli import main; main()", "lint",
+               "--no-cache", "--watch"]
+    process = subprocess.Popen(command, cwd=project, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    watchdog = threading.Timer(120, process.kill)  # a watch that never prints must not hang
+    watchdog.start()
+    try:
+        lines = []
+        for line in process.stderr:  # the first run's summary, then Ctrl-C
+            lines.append(line)
+            if line.startswith("Found 1 error"):
+                break
+        process.send_signal(signal.SIGINT)
+        rest = process.communicate(timeout=60)
+    finally:
+        watchdog.cancel()
+        process.kill()
+    assert lines[0] == "Watching for file changes (Ctrl-C to stop).\n"
+    assert process.returncode == exitcodes.INTERRUPTED
+    assert rest[1] == "gradcheck: interrupted\n"
+    assert f"a.py:{kit.STEP_LINE}:5: GC002" in rest[0]

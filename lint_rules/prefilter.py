@@ -319,9 +319,20 @@ def could_have_findings(source: str) -> bool:
     True
     >>> could_have_findings("def step(self):\\n    return self.model(x)\\n")
     False
+    >>> could_have_findings("for b in data:\\r    loss.backward()\\r    opt.step()\\r")
+    True
+    >>> could_have_findings("def f():\\n    loss.backward()\\n\\f\\n    opt.step()\\n")
+    True
     """
     if "backward" not in source:
         return False
+    if "\r" in source:  # the scans below split lines at "\n"; Python also ends them at "\r"
+        source = source.replace("\r\n", "\n").replace("\r", "\n")
+    if "\f" in source:
+        # NOTE: Python reads a form feed in a line's indentation as whitespace (a "\f" line is
+        # blank); to the unit scan it would start a top-level unit and split a function in
+        # two. Dropping it can only join units, which keeps the test conservative.
+        source = source.replace("\f", "")
     calls = _backward_calls(source)
     if not calls:
         return False

@@ -60,7 +60,11 @@ def check_document(document: Document, path: str, codes: frozenset[str], known: 
     ...                frozenset({"GC002"}), {"GC002"}).findings[0].code
     'GC000'
     """
-    source = document.program
+    # NOTE: the rules, the syntax check and noqa comments read the LF view, where a lone CR
+    # or a CRLF is one "\n": lines and columns stay the file's own, and only fix edits need
+    # mapping back (Endings.finding) so --fix keeps each line's ending byte for byte
+    endings = document.endings
+    source = endings.text
     suppressions = noqa.scan(source)
     warnings = noqa.warnings_for(suppressions, known, source)
     if suppressions.whole_file or not codes:
@@ -77,4 +81,4 @@ def check_document(document: Document, path: str, codes: frozenset[str], known: 
     kept = [f for f in found if f.code in codes and f.code != IO_ERROR_CODE]
     if suppressions.by_line or suppressions.file_codes:
         kept = noqa.unsuppressed(kept, suppressions, source)
-    return Outcome(sorted(not_checked + kept), warnings)
+    return Outcome([endings.finding(f) for f in sorted(not_checked + kept)], warnings)

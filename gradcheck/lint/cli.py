@@ -6,12 +6,16 @@ They parse options, call :mod:`gradcheck.lint.runner`, print, and exit with a co
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
+from collections.abc import Callable
 
 import click
 
 from gradcheck import exitcodes
+
+STRICT_ENV = "GRADCHECK_LINT_STRICT"  # the same switch makes the rules re-raise their errors
 
 # the same names as gradcheck.lint.formats.FORMATS, repeated so --help never imports lint_rules
 _FORMATS = ("text", "json", "sarif", "github", "junit")
@@ -27,33 +31,6 @@ def _fail(message: str) -> None:
     sys.exit(exitcodes.ERROR)
 
 
-def _summary(report, fixing: bool, diff: bool, unsafe: bool) -> str:
-    """The one-line summary printed on stderr."""
-    from gradcheck.lint.fixes import applicable
-
-    remaining = len(report.findings)
-    broken = sum(1 for result in report.results if result.has_error)
-    parts = []
-    if diff:
-        parts.append(f"Would fix {report.fixed} error{'s' * (report.fixed != 1)}."
-                     if report.fixed else "No errors would be fixed.")
-    elif remaining or report.fixed:
-        total = remaining + (report.fixed if fixing else 0)
-        fixed = f" ({report.fixed} fixed, {remaining} remaining)" if fixing else ""
-        parts.append(f"Found {total} error{'s' * (total != 1)}{fixed}.")
-        fixable = sum(1 for _, f in report.findings if applicable(f, unsafe))
-        hidden = sum(1 for _, f in report.findings if f.fix is not None) - fixable
-        if fixable and not fixing:
-            parts.append(f"[*] {fixable} fixable with --fix.")
-        if hidden:
-            parts.append(f"{hidden} more fixable with --unsafe-fixes.")
-    else:
-        parts.append("All checks passed!")
-    if broken:
-        parts.append(f"{broken} file{'s' * (broken != 1)} could not be checked (GC000).")
-    return " ".join(parts)
-
-
 def _check_writable(output_file: str) -> None:
     """Fail before the run, not after it, when the report could not be written."""
     directory = os.path.dirname(os.path.abspath(output_file))
@@ -63,6 +40,60 @@ def _check_writable(output_file: str) -> None:
     if not os.access(directory, os.W_OK):
         _fail(f"cannot write the report to {output_file}: the directory {directory} is not "
               "writable")
+
+
+def never_a_traceback(command: Callable[..., None]) -> Callable[..., None]:
+    """Turn whatever escapes ``command`` into a message and exit status 2 (130 on Ctrl-C):
+    a traceback with status 1 would read as "findings" in CI.
+
+    ``GRADCHECK_LINT_STRICT=1`` lets the exception through, for debugging.
+    """
+    @functools.wraps(command)
+    def guarded(*args, **kwargs) -> None:
+        try:
+            command(*args, **kwargs)
+        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except KeyboardInterrupt:
+            click.echo("gradcheck: interrupted", err=True)
+            sys.exit(exitcodes.INTERRUPTED)
+        except Exception as error:  # noqa: BLE001  (the point: nothing escapes as a traceback)
+            if os.environ.get(STRICT_ENV) == "1":
+                raise
+            _fail(f"internal error ({type(error).__name__}: {error}); this is a bug in "
+                  f"gradcheck: please report it with the command line ({STRICT_ENV}=1 shows "
+                  "the traceback)")
+
+    return guarded
+
+
+def _command_line(config: tuple[str, ...], exclude: tuple[str, ...],
+                  extend_exclude: tuple[str, ...]):
+    """``--config`` (one file, any number of ``KEY = VALUE``) and the excludes."""
+    from pathlib import Path
+
+    from gradcheck.lint.config import CommandLine, parse_override
+
+    files, table = [], {}
+    for value in config:
+        # ruff's rule: an existing file is a configuration file, anything else an override
+        if os.path.isfile(value) or "=" not in value:
+            files.append(Path(value))
+        else:
+            table.update(parse_override(value))
+    if len(files) > 1:
+        _fail(f"--config names {len(files)} files ({', '.join(map(str, files))}); give one "
+              "configuration file, plus any number of 'KEY = VALUE' overrides")
+    return CommandLine(root=Path.cwd(), file=files[0] if files else None,
+                       table=tuple(table.items()),
+                       exclude=_split(exclude) if exclude else None,
+                       extend_exclude=_split(extend_exclude))
+
+
+def _conflicts(flags: dict[str, bool]) -> None:
+    given = [name for name, value in flags.items() if value]
+    if len(given) > 1:
+        _fail(f"{' and '.join(given)} cannot be used together; choose one")
 
 
 @click.command("lint")
@@ -79,99 +110,132 @@ def _check_writable(output_file: str) -> None:
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
 @click.option("--diff", is_flag=True, help="Print fixes as a unified diff; write nothing.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes marked unsafe.")
+@click.option("--add-noqa", is_flag=True,
+              help="Add a '# noqa: CODE' comment to the line of each finding.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per rule.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary, no warnings.")
+@click.option("--config", multiple=True, metavar="PATH | 'KEY = VALUE'",
+              help="A pyproject.toml to use for every file (no search for others), or a "
+                   "[tool.gradcheck.lint] key to override, in TOML.")
+@click.option("--exclude", multiple=True, metavar="PATTERNS",
+              help="Patterns to skip, replacing the configured 'exclude' (gitignore syntax, "
+                   "relative to the current directory, comma-separated).")
+@click.option("--extend-exclude", multiple=True, metavar="PATTERNS",
+              help="Patterns to skip in addition to the configured ones.")
+@click.option("--show-files", is_flag=True, help="List the files that would be checked; exit.")
+@click.option("--show-settings", is_flag=True,
+              help="Print the settings resolved for the first file; exit.")
+@click.option("-w", "--watch", is_flag=True, help="Check again whenever a file changes.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write .gradcheck_cache/.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Worker processes (default: the number of CPU cores).")
 @click.option("--stdin-filename", metavar="PATH",
               help="The name of the file read from stdin ('-'), for config and output.")
+@never_a_traceback
 def lint_command(paths: tuple[str, ...], select: tuple[str, ...], extend_select: tuple[str, ...],
                  ignore: tuple[str, ...], fmt: str, output_file: str | None, fix: bool,
-                 diff: bool, unsafe_fixes: bool, exit_zero: bool, statistics: bool, quiet: bool,
-                 no_cache: bool, jobs: int | None, stdin_filename: str | None) -> None:
+                 diff: bool, unsafe_fixes: bool, add_noqa: bool, exit_zero: bool,
+                 statistics: bool, quiet: bool, config: tuple[str, ...],
+                 exclude: tuple[str, ...], extend_exclude: tuple[str, ...], show_files: bool,
+                 show_settings: bool, watch: bool, no_cache: bool, jobs: int | None,
+                 stdin_filename: str | None) -> None:
     """Check PATHS (default: .) for training-loop gradient bugs.
 
     Directories are searched for .py and .ipynb files, honouring .gitignore. Use - to
     read from stdin. Exit status: 0 clean, 1 findings, 2 error.
     """
-    from gradcheck import __version__
     from gradcheck.lint.config import ConfigError
-    from gradcheck.lint.formats import render, render_statistics
-    from gradcheck.lint.gitignore import PatternError
-    from gradcheck.lint.registry import all_rules
-    from gradcheck.lint.runner import LintOptions, lint_paths
-    from gradcheck.lint.selection import SelectorError
+    from gradcheck.lint.formats import STATISTICS_FORMATS
+    from gradcheck.lint.reading import ReadError, read_stream
+    from gradcheck.lint.runner import LintOptions
+    from gradcheck.lint.session import Output, UsageError
     from gradcheck.lint.settings import Overrides
 
     if select and not _split(select):
         _fail("--select names no rule, so nothing would be checked; give codes, prefixes or "
               "names (e.g. --select GC002), or ALL, or leave the option out to run every rule")
-    if output_file:
-        _check_writable(output_file)
+    _conflicts({"--fix": fix, "--add-noqa": add_noqa})
+    _conflicts({"--diff": diff, "--add-noqa": add_noqa})
+    _conflicts({"--show-files": show_files, "--show-settings": show_settings, "--watch": watch})
+    if statistics and fmt not in STATISTICS_FORMATS:
+        _fail(f"--statistics prints text or json; --format {fmt} has no statistics form")
     targets = list(paths) or (["-"] if stdin_filename else ["."])
-    stdin_data = sys.stdin.buffer.read() if "-" in targets else None
+    if "-" in targets and (watch or add_noqa):
+        _fail(f"{'--watch' if watch else '--add-noqa'} works on files, not on stdin ('-'); "
+              "name the files instead")
+    if output_file and not (show_files or show_settings):
+        _check_writable(output_file)
+    try:
+        command_line = _command_line(config, exclude, extend_exclude)
+        stdin_data = read_stream(sys.stdin.buffer) if "-" in targets else None
+    except (ConfigError, ReadError) as error:
+        _fail(str(error))
+        return
     options = LintOptions(
         paths=targets,
         overrides=Overrides(_split(select) if select else None, _split(extend_select),
                             _split(ignore)),
         fix=fix, diff=diff, unsafe_fixes=unsafe_fixes, use_cache=not no_cache, jobs=jobs,
-        stdin_data=stdin_data, stdin_filename=stdin_filename,
+        stdin_data=stdin_data, stdin_filename=stdin_filename, add_noqa=add_noqa,
+        command_line=command_line,
     )
+    output = Output(fmt, output_file, statistics, quiet, exit_zero)
     try:
-        report = lint_paths(options)
-    except (ConfigError, SelectorError, PatternError) as error:
+        if show_files or show_settings:
+            sys.exit(_show(options, show_files, {"fix": fix, "unsafe-fixes": unsafe_fixes,
+                                                 "output-format": fmt, "jobs": jobs,
+                                                 "cache": not no_cache}))
+        if watch:
+            sys.exit(_watch(options, output))
+        from gradcheck.lint.session import run_once
+
+        sys.exit(run_once(options, output))
+    except (UsageError, ConfigError) as error:
         _fail(str(error))
-        return
-    if not report.results:
-        _fail(f"no Python files or notebooks found under {', '.join(targets)}, so nothing was "
-              "checked; name a file or a directory that holds some (excluded and "
-              ".gitignore'd files are skipped)")
-    for result in report.results:
-        for line, text in result.warnings if not quiet else ():
-            where = f"{result.display}:{line}" if line else result.display
-            click.echo(f"warning: {where}: {text}", err=True)
-    stdin_fixed = fix and not diff and stdin_data is not None
-    if stdin_fixed:
-        for result in report.results:
-            if result.output is not None:
-                sys.stdout.flush()
-                sys.stdout.buffer.write(result.output)
-                sys.stdout.buffer.flush()
-    if diff:
-        click.echo("".join(result.diff for result in report.results), nl=False)
+
+
+def _show(options, files: bool, run: dict[str, object]) -> int:
+    """``--show-files`` / ``--show-settings``: print, and exit 0 (2 when a path is wrong)."""
+    from gradcheck.lint.session import emit
+    from gradcheck.lint.show import list_files, settings_text
+
+    listing = list_files(options)
+    for path, message in listing.errors:
+        emit(f"gradcheck: error: {path}: {message}", err=True)
+    if files:
+        emit("".join(f"{path}\n" for path in listing.files), nl=False)
     else:
-        if statistics:
-            text = render_statistics(report, unsafe_fixes)
-        else:
-            color = (fmt == "text" and output_file is None and sys.stdout.isatty()
-                     and "NO_COLOR" not in os.environ)
-            text = render(report, fmt, rules=all_rules(), version=__version__, color=color,
-                          unsafe=unsafe_fixes)
-        if output_file:
-            try:
-                with open(output_file, "w", encoding="utf-8") as handle:
-                    handle.write(text)
-            except OSError as error:
-                _fail(f"cannot write the report to {output_file}: {error.strerror or error}")
-        else:
-            click.echo(text, nl=False, err=stdin_fixed)
-    if not quiet:
-        click.echo(_summary(report, fix, diff, unsafe_fixes), err=True)
-    if report.has_errors:
-        sys.exit(exitcodes.ERROR)
-    if exit_zero:
-        sys.exit(exitcodes.CLEAN)
-    if diff:
-        sys.exit(exitcodes.FINDINGS if report.fixed else exitcodes.CLEAN)
-    sys.exit(exitcodes.FINDINGS if report.findings else exitcodes.CLEAN)
+        text = settings_text(options, run)
+        if text is None:
+            _fail(f"no Python files or notebooks found under {', '.join(options.paths)}")
+        emit(text, nl=False)
+    return exitcodes.ERROR if listing.errors else exitcodes.CLEAN
+
+
+def _watch(options, output) -> int:
+    """``--watch``: run, then run again on every change; usage errors do not end the loop."""
+    from gradcheck.lint import watch
+    from gradcheck.lint.session import UsageError, emit, run_once
+
+    def run() -> int:
+        if sys.stdout.isatty():
+            emit("\x1b[2J\x1b[H", nl=False)  # a clear screen for each run, as ruff does
+        try:
+            return run_once(options, output)
+        except UsageError as error:
+            emit(f"gradcheck: error: {error}", err=True)
+            return exitcodes.ERROR
+
+    return watch.watch(run, lambda: watch.state(options.paths, options.command_line),
+                       lambda text: emit(text, err=True))
 
 
 @click.command("rule")
 @click.argument("rule")
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
               show_default=True)
+@never_a_traceback
 def rule_command(rule: str, fmt: str) -> None:
     """Print the documentation of RULE (a code such as GC001, or a name)."""
     import json
@@ -194,6 +258,7 @@ def rule_command(rule: str, fmt: str) -> None:
 @click.command("rules")
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text",
               show_default=True)
+@never_a_traceback
 def rules_command(fmt: str) -> None:
     """List every rule: code, name and summary."""
     import json

@@ -2,11 +2,16 @@
 
 As in ruff, the closest ``pyproject.toml`` that has the section wins; a ``pyproject.toml``
 without it is skipped. Paths in ``exclude`` and ``per-file-ignores`` are relative to the
-directory of the file that declares them.
+directory of the file that declares them. The command line (:class:`CommandLine`) can name
+one configuration file for every file (``--config PATH``, which turns the search off),
+override keys (``--config "KEY = VALUE"``) and replace or extend the excludes; as in ruff,
+the paths it gives, those of a ``--config`` file included, are relative to the current
+directory.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +38,38 @@ class FileConfig:
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = DEFAULT_EXCLUDES
+    extend_exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
+    @property
+    def patterns(self) -> tuple[str, ...]:
+        """Every exclude pattern, relative to :attr:`root`."""
+        return self.exclude + self.extend_exclude
 
-def _load_toml(path: Path) -> dict[str, Any]:
+
+@dataclass(frozen=True)
+class CommandLine:
+    """Configuration given on the command line, layered over every file's configuration.
+
+    ``file``: ``--config PATH``; ``table``: ``--config "KEY = VALUE"`` overrides (keys of
+    ``[tool.gradcheck.lint]``); ``exclude`` replaces each configuration's ``exclude`` (None:
+    keep it) and ``extend_exclude`` adds to them, both relative to ``root`` (the current
+    directory).
+    """
+
+    root: Path = field(default_factory=Path.cwd)
+    file: Path | None = None
+    table: tuple[tuple[str, Any], ...] = ()
+    exclude: tuple[str, ...] | None = None
+    extend_exclude: tuple[str, ...] = ()
+
+    @property
+    def patterns(self) -> tuple[str, ...]:
+        """The command line's own exclude patterns, relative to :attr:`root`."""
+        return (self.exclude or ()) + self.extend_exclude
+
+
+def _toml():
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
@@ -44,14 +77,38 @@ def _load_toml(path: Path) -> dict[str, Any]:
             import tomli as tomllib  # type: ignore[no-redef]
         except ModuleNotFoundError:
             raise ConfigError(
-                f"{path}: reading pyproject.toml on Python 3.10 needs 'tomli'; "
-                "install it with: pip install tomli"
+                "reading TOML on Python 3.10 needs 'tomli'; install it with: pip install tomli"
             ) from None
+    return tomllib
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    from gradcheck.lint.reading import ReadError, read_bounded
+
+    tomllib = _toml()
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError) as error:
+        return tomllib.loads(read_bounded(str(path)).decode("utf-8"))
+    except ReadError as error:
+        raise ConfigError(f"{path}: {error}") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise ConfigError(f"{path}: cannot read it as TOML: {error}") from None
+
+
+def parse_override(text: str) -> dict[str, Any]:
+    """One ``--config "KEY = VALUE"`` override as a table; ConfigError if it is not one.
+
+    >>> parse_override('ignore = ["GC004"]')
+    {'ignore': ['GC004']}
+    """
+    tomllib = _toml()
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(
+            f"--config {text!r} is neither an existing file nor a TOML `KEY = VALUE` pair "
+            f"({error}); give a path to a pyproject.toml or e.g. --config 'ignore = [\"GC004\"]'"
+        ) from None
+    return table
 
 
 def _string_list(value: Any, where: str) -> tuple[str, ...]:
@@ -73,14 +130,15 @@ def _check_patterns(patterns: tuple[str, ...], where: str) -> None:
             raise ConfigError(f"{where}: {error}") from None
 
 
-def parse_table(table: Any, root: Path, source: Path | None) -> FileConfig:
-    """Validate one ``[tool.gradcheck.lint]`` table.
+def parse_table(table: Any, root: Path, source: Path | None,
+                label: str | None = None) -> FileConfig:
+    """Validate one ``[tool.gradcheck.lint]`` table (``label`` names it in errors).
 
     >>> from pathlib import Path
     >>> parse_table({"ignore": ["GC004"]}, Path("."), None).ignore
     ('GC004',)
     """
-    where = f"{source or 'configuration'}: [tool.gradcheck.lint]"
+    where = label or f"{source or 'configuration'}: [tool.gradcheck.lint]"
     if not isinstance(table, dict):
         raise ConfigError(f"{where} must be a table")
     for key in table:
@@ -105,27 +163,55 @@ def parse_table(table: Any, root: Path, source: Path | None) -> FileConfig:
                           "rules to run (e.g. [\"GC\"]) or remove the key to run them all")
     for key in ("exclude", "extend-exclude"):
         _check_patterns(values.get(key, ()), f"{where} {key}")
-    exclude = values.get("exclude", DEFAULT_EXCLUDES) + values.get("extend-exclude", ())
     return FileConfig(
         root=root,
         source=source,
         select=values.get("select"),
         extend_select=values.get("extend-select", ()),
         ignore=values.get("ignore", ()),
-        exclude=exclude,
+        exclude=values.get("exclude", DEFAULT_EXCLUDES),
+        extend_exclude=values.get("extend-exclude", ()),
         per_file_ignores=per_file_ignores,
     )
 
 
 class ConfigFinder:
-    """Find (and remember) the configuration that governs each directory."""
+    """Find (and remember) the configuration that governs each directory, with the command
+    line's configuration layered over it."""
 
-    def __init__(self, fallback_root: Path) -> None:
+    def __init__(self, fallback_root: Path, command_line: CommandLine | None = None) -> None:
+        self.command_line = command_line or CommandLine(root=fallback_root)
         self._by_dir: dict[Path, FileConfig] = {}
-        self._fallback = FileConfig(root=fallback_root)
+        overrides = dict(self.command_line.table)
+        # validated on their own first, so an error names --config, not a pyproject.toml
+        parse_table(overrides, fallback_root, None, label="--config")
+        self._overrides = overrides
+        self._fallback = self._layered({}, fallback_root, None)
+        self._fixed = self._read_named(self.command_line.file) if self.command_line.file else None
+
+    def _layered(self, table: dict[str, Any], root: Path, source: Path | None) -> FileConfig:
+        config = parse_table({**table, **self._overrides}, root, source)
+        if self.command_line.exclude is not None:
+            config = dataclasses.replace(config, exclude=())  # --exclude replaces it
+        return config
+
+    def _read_named(self, path: Path) -> FileConfig:
+        """The ``--config PATH`` file: any TOML file with a ``[tool.gradcheck.lint]`` table."""
+        if not path.is_file():
+            raise ConfigError(f"--config {path}: no such file; name a pyproject.toml that has a "
+                              "[tool.gradcheck.lint] table")
+        table = _load_toml(path).get("tool", {}).get("gradcheck", {})
+        if not isinstance(table, dict) or "lint" not in table:
+            raise ConfigError(f"--config {path}: the file has no [tool.gradcheck.lint] table; "
+                              "add one, or name the pyproject.toml that has it")
+        # NOTE: as in ruff, the paths of a --config file are relative to the current
+        # directory, not to the file's: the file is usually kept out of the tree it governs
+        return self._layered(table["lint"], self.command_line.root, path)
 
     def for_directory(self, directory: Path) -> FileConfig:
         """The closest configuration at or above ``directory`` (absolute path)."""
+        if self._fixed is not None:
+            return self._fixed
         cached = self._by_dir.get(directory)
         if cached is not None:
             return cached
@@ -152,18 +238,24 @@ class ConfigFinder:
                 return directory
         return start
 
-    @staticmethod
-    def _read(pyproject: Path) -> FileConfig | None:
+    def _read(self, pyproject: Path) -> FileConfig | None:
         if not pyproject.is_file():
             return None
-        # NOTE: a cheap text test first, so unrelated pyproject files are never parsed
+        from gradcheck.lint.reading import ReadError, read_bounded
+
         try:
-            if "gradcheck" not in pyproject.read_text(encoding="utf-8", errors="replace"):
-                return None
-        except OSError:
+            raw = read_bounded(str(pyproject))
+        except ReadError as error:  # an unreadable configuration is not an absent one
+            raise ConfigError(f"{pyproject}: {error}") from None
+        # NOTE: a cheap byte test first, so unrelated pyproject files are never parsed
+        if b"gradcheck" not in raw:
             return None
-        data = _load_toml(pyproject)
+        tomllib = _toml()
+        try:
+            data = tomllib.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+            raise ConfigError(f"{pyproject}: cannot read it as TOML: {error}") from None
         table = data.get("tool", {}).get("gradcheck", {})
         if not isinstance(table, dict) or "lint" not in table:
             return None
-        return parse_table(table["lint"], pyproject.parent, pyproject)
+        return self._layered(table["lint"], pyproject.parent, pyproject)

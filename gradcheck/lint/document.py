@@ -1,13 +1,15 @@
 """A file as the linter sees it: the program text to check, and how edits go back to bytes.
 
 Python files and notebooks keep a UTF-8 BOM (removed before checking, put back on write);
-Python files also keep their line endings byte for byte.
+Python files also keep their line endings byte for byte: the rules read an LF view of the
+program (:attr:`Document.endings`), and their edits are mapped back to the file's own text.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gradcheck.lint import notebook as nb
+from gradcheck.lint.endings import Endings
 from lint_rules.finding import Edit
 
 BOM = "\ufeff"
@@ -21,12 +23,25 @@ class DocumentError(ValueError):
 class Document:
     """One file's program text plus what is needed to write edits back."""
 
-    program: str
+    program: str  # the file's own text (its line endings as they are)
     bom: bool = False
     notebook: nb.Notebook | None = None
+    _endings: Endings | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def endings(self) -> Endings:
+        """The LF view of :attr:`program` that the rules and ``noqa`` comments read."""
+        if self._endings is None:
+            self._endings = Endings.of(self.program)
+        return self._endings
+
+    @property
+    def text(self) -> str:
+        """:attr:`program` with every line ending as ``\\n`` (same lines, same columns)."""
+        return self.endings.text
 
     def with_edits(self, edits: list[Edit]) -> Document:
-        """A new document with ``edits`` (offsets into ``program``) applied."""
+        """A new document with ``edits`` (offsets into :attr:`program`) applied."""
         if self.notebook is not None:
             edited = parse(nb.apply_edits(self.notebook, edits).encode("utf-8"), notebook=True)
             edited.bom = self.bom

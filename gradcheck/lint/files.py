@@ -6,7 +6,9 @@ as in ruff.
 """
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,11 +20,19 @@ SUFFIXES = (".py", ".ipynb")
 
 @dataclass
 class Discovery:
-    """The files to lint, in a stable order, and the paths that do not exist."""
+    """The files to lint, in a stable order; the paths that do not exist; and the paths that
+    could not be looked at (a directory without search or read permission), with why."""
 
     files: list[Path] = field(default_factory=list)
     missing: list[Path] = field(default_factory=list)
     explicit: set[Path] = field(default_factory=set)  # files named as such, as given
+    errors: list[tuple[Path, str]] = field(default_factory=list)
+
+
+def unlisted(reason: str) -> str:
+    """The message for a directory whose entries could not be listed."""
+    return (f"cannot list this directory: {reason}; the files in it were not checked (give "
+            "read and search permission, or exclude it)")
 
 
 def _ancestor_ignores(directory: Path) -> list[IgnoreFile]:
@@ -44,40 +54,69 @@ class _Walker:
 
     def __init__(self, finder: ConfigFinder) -> None:
         self.finder = finder
-        self._excludes: dict[int, IgnoreFile] = {}
+        self._excludes: dict[int, list[IgnoreFile]] = {}
+        command_line = finder.command_line
+        self._command_line = [IgnoreFile(command_line.root.absolute(), list(command_line.patterns))
+                              ] if command_line.patterns else []
 
-    def _exclude_file(self, directory: str) -> IgnoreFile:
+    def _exclude_files(self, directory: str) -> list[IgnoreFile]:
+        """The exclude patterns that apply in ``directory``: its configuration's, relative
+        to that configuration's root, and the command line's, relative to its directory."""
         config = self.finder.for_directory(Path(directory))
         key = id(config)
         if key not in self._excludes:
-            self._excludes[key] = IgnoreFile(config.root.absolute(), list(config.exclude))
+            own = IgnoreFile(config.root.absolute(), list(config.patterns))
+            self._excludes[key] = [own, *self._command_line]
         return self._excludes[key]
 
-    def walk(self, directory: str, stack: list[IgnoreFile], out: list[str]) -> None:
-        gitignore = os.path.join(directory, ".gitignore")
-        if os.path.isfile(gitignore):
-            stack = stack + [IgnoreFile.read(Path(gitignore))]
-        try:
-            entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
-        except OSError:
-            return  # unreadable directory: nothing to lint in it
-        exclude = self._exclude_file(directory)
-        for entry in entries:
+    def walk(self, top: str, stack: list[IgnoreFile], out: list[str],
+             errors: list[tuple[str, str]]) -> None:
+        """Append the files under ``top`` to ``out`` in sorted depth-first order, and each
+        directory that cannot be listed to ``errors``. A loop, not recursion: a tree deeper
+        than Python's recursion limit is still walked."""
+        pending: list[tuple[str, list[IgnoreFile]]] = [(top, stack)]
+        while pending:
+            directory, ignores = pending.pop()
+            gitignore = os.path.join(directory, ".gitignore")
+            if os.path.isfile(gitignore):
+                ignores = ignores + [IgnoreFile.read(Path(gitignore))]
             try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-                is_file = not is_dir and entry.is_file()
-            except OSError:
+                entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+            except OSError as error:
+                errors.append((directory, unlisted(error.strerror or str(error))))
                 continue
-            if not is_dir and not (is_file and entry.name.endswith(SUFFIXES)):
-                continue
-            if exclude.decide(entry.path, is_dir):
-                continue
-            if is_ignored(stack, entry.path, is_dir):
-                continue
-            if is_dir:
-                self.walk(entry.path, stack, out)
-            else:
-                out.append(entry.path)
+            excludes = self._exclude_files(directory)
+            subdirectories = []
+            for entry in entries:
+                kind = self._kind(entry, errors)
+                if kind is None:
+                    continue
+                is_dir = kind == "directory"
+                if any(exclude.decide(entry.path, is_dir) for exclude in excludes):
+                    continue
+                if is_ignored(ignores, entry.path, is_dir):
+                    continue
+                if is_dir:
+                    subdirectories.append((entry.path, ignores))
+                else:
+                    out.append(entry.path)
+            pending.extend(reversed(subdirectories))  # popped in name order
+
+    @staticmethod
+    def _kind(entry: os.DirEntry, errors: list[tuple[str, str]]) -> str | None:
+        """"directory", "file" for a ``.py``/``.ipynb`` name that is not a directory (a
+        device, a FIFO or a dangling symlink too: reading it reports what it is), else None.
+
+        NOTE: symlinked directories are not followed (no loops, as in ruff and git)."""
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                return "directory"
+            if not entry.name.endswith(SUFFIXES):
+                return None
+            return None if entry.is_dir() else "file"
+        except OSError as error:
+            errors.append((entry.path, f"cannot read: {error.strerror or error}"))
+            return None
 
 
 def is_excluded(path: Path, finder: ConfigFinder) -> bool:
@@ -90,15 +129,18 @@ def is_excluded(path: Path, finder: ConfigFinder) -> bool:
     """
     absolute = path.absolute()
     config = finder.for_file(absolute)
-    root = config.root.absolute()
-    try:
-        parts = absolute.relative_to(root).parts
-    except ValueError:
-        return False  # outside its configuration's tree: no pattern is relative to it
-    patterns = IgnoreFile(root, list(config.exclude))
-    for depth in range(1, len(parts) + 1):
-        if patterns.decide_relative("/".join(parts[:depth]), depth < len(parts)):
-            return True
+    command_line = finder.command_line
+    sources = [(config.root.absolute(), config.patterns),
+               (command_line.root.absolute(), command_line.patterns)]
+    for root, lines in sources:
+        try:
+            parts = absolute.relative_to(root).parts
+        except ValueError:
+            continue  # outside this root: no pattern is relative to it
+        patterns = IgnoreFile(root, list(lines))
+        for depth in range(1, len(parts) + 1):
+            if patterns.decide_relative("/".join(parts[:depth]), depth < len(parts)):
+                return True
     return False
 
 
@@ -113,21 +155,33 @@ def discover(paths: list[Path], finder: ConfigFinder) -> Discovery:
     seen: set[str] = set()  # absolute paths, as strings: pathlib costs too much per file
     walker = _Walker(finder)
     for given in paths:
-        if given.is_dir():
+        try:
+            mode = os.stat(given).st_mode
+        except OSError as error:
+            if error.errno in (errno.ENOENT, errno.ENOTDIR):
+                result.missing.append(given)
+            else:  # e.g. a parent directory without search permission
+                result.errors.append((given, f"cannot read: {error.strerror or error}"))
+            continue
+        if stat.S_ISDIR(mode):
             absolute = given.absolute()
             found: list[str] = []
-            walker.walk(str(absolute), _ancestor_ignores(absolute), found)
+            errors: list[tuple[str, str]] = []
+            walker.walk(str(absolute), _ancestor_ignores(absolute), found, errors)
             cut = len(str(absolute)) + 1
             for path in found:
                 if path not in seen:
                     seen.add(path)
                     result.files.append(given / path[cut:])
-        elif given.exists():
+            for path, message in errors:
+                if path not in seen:
+                    seen.add(path)
+                    result.errors.append((given / path[cut:] if len(path) > len(str(absolute))
+                                          else given, message))
+        else:
             result.explicit.add(given)
             key = str(given.absolute())
             if key not in seen:
                 seen.add(key)
                 result.files.append(given)
-        else:
-            result.missing.append(given)
     return result

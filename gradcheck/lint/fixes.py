@@ -77,13 +77,16 @@ def unified_diff(before: str, after: str, display: str) -> str:
     """
     import difflib
 
+    from gradcheck.lint.endings import split_lines
+
     lines = difflib.unified_diff(
-        before.splitlines(keepends=True),
-        after.splitlines(keepends=True),
+        split_lines(before),  # Python's lines: a form feed does not end one
+        split_lines(after),
         fromfile=f"a/{display}",
         tofile=f"b/{display}",
     )
     out = []
     for line in lines:
-        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        ended = line.endswith(("\n", "\r"))  # a CR-only file's lines keep their own ending
+        out.append(line if ended else line + "\n\\ No newline at end of file\n")
     return "".join(out)

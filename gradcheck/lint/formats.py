@@ -204,17 +204,33 @@ def render_junit(report: Report) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, "unicode") + "\n"
 
 
-def render_statistics(report: Report, unsafe: bool = False) -> str:
-    """Counts per code, most frequent first, as ``ruff --statistics`` prints them; ``[*]``
-    marks a code that ``--fix`` can repair (only unsafe fixes: with ``--unsafe-fixes``)."""
+STATISTICS_FORMATS = ("text", "json")
+
+
+def _statistics(report: Report, unsafe: bool) -> list[tuple[str, str, int, bool]]:
+    """``(code, name, count, fixable)`` per code, most frequent first."""
     counts = Counter(f.code for _, f in report.findings)
     names = {f.code: f.rule for _, f in report.findings}
     fixable = {f.code for _, f in report.findings if applicable(f, unsafe)}
-    width = max((len(str(n)) for n in counts.values()), default=1)
-    lines = [
-        f"{count:>{width}}\t{code}\t{'[*] ' if code in fixable else '    '}{names[code]}"
-        for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    ]
+    return [(code, names[code], count, code in fixable)
+            for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+
+
+def render_statistics(report: Report, unsafe: bool = False, fmt: str = "text") -> str:
+    """Counts per code, most frequent first, as ``ruff --statistics`` prints them; ``[*]``
+    marks a code that ``--fix`` can repair (only unsafe fixes: with ``--unsafe-fixes``).
+    ``fmt="json"`` gives ruff's JSON form: a list of ``{code, name, count, fixable}``.
+
+    >>> render_statistics(Report([]), fmt="json")
+    '[]\\n'
+    """
+    rows = _statistics(report, unsafe)
+    if fmt == "json":
+        return json.dumps([{"code": code, "name": name, "count": count, "fixable": fixable}
+                           for code, name, count, fixable in rows], indent=2) + "\n"
+    width = max((len(str(row[2])) for row in rows), default=1)
+    lines = [f"{count:>{width}}\t{code}\t{'[*] ' if fixable else '    '}{name}"
+             for code, name, count, fixable in rows]
     return "\n".join(lines) + ("\n" if lines else "")
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from lint_rules.finding import Finding
 
-_LINE_NOQA = re.compile(
+LINE_NOQA = re.compile(
     r"#\s*noqa(?![\w-])(?:\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*[,\s]\s*[A-Za-z]+[0-9]+)*))?",
     re.IGNORECASE,
 )
@@ -68,7 +68,7 @@ def scan(source: str) -> Suppressions:
             whole_file = True
     by_line: dict[int, frozenset[str] | None] = {}
     line, counted = 1, 0
-    for match in _LINE_NOQA.finditer(source):
+    for match in LINE_NOQA.finditer(source):
         line += source.count("\n", counted, match.start())
         counted = match.start()
         line_start = source.rfind("\n", 0, match.start()) + 1
@@ -95,7 +95,7 @@ def _comment_noqa(source: str, lines: set[int]) -> dict[int, frozenset[str] | No
                 continue
             if _FILE_NOQA.match(token.line.rstrip("\r\n")):
                 continue
-            match = _LINE_NOQA.search(token.string)
+            match = LINE_NOQA.search(token.string)
             if match is not None:
                 found[line] = _line_codes(match)
     except (tokenize.TokenError, SyntaxError):

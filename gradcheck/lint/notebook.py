@@ -10,6 +10,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from gradcheck.lint.endings import split_lines
 from lint_rules.finding import Edit
 
 # `%magic`, `%%cell_magic`, `!shell`, `x = !shell`, `x = %magic`, `obj?` / `obj??` help.
@@ -81,7 +82,7 @@ def load(raw: str) -> Notebook:
         text = _cell_source(cell)
         if text and not text.endswith("\n"):
             text += "\n"
-        lines = text.splitlines(keepends=True)
+        lines = split_lines(text)  # Python's lines: a form feed or U+2028 does not end one
         whole_cell_magic = bool(lines) and lines[0].lstrip().startswith("%%")
         magic = {i for i, ln in enumerate(lines) if whole_cell_magic or _MAGIC.match(ln)}
         program_text = "".join(_placeholder(ln) if i in magic else ln for i, ln in enumerate(lines))

@@ -1,7 +1,7 @@
 """The rules the linter knows, seen through ``lint_rules`` (imported only when needed).
 
 ``GC000`` belongs to the front end: it marks a file that could not be checked at all
-(a syntax error, bytes that are not UTF-8, an unreadable or missing path).
+(a syntax error, bytes that are not UTF-8, an unreadable, refused or missing path).
 """
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ IO_ERROR_NAME = "file-not-checked"
 _IO_ERROR_DOC = """\
 ## What it does
 Reports a file that gradcheck could not check: it does not parse, it is not UTF-8,
-or it cannot be read (a missing path, a permission problem, a broken notebook).
+or it cannot be read (a missing path, a permission problem, a broken notebook, a
+directory that cannot be listed). Inputs without a bound are refused rather than read:
+a device or a FIFO (also behind a symlink) and a file over the 16 MiB limit.
 
 ## Why is this bad?
 A file that is not checked can hide any of the other findings, so the run exits with
@@ -44,7 +46,7 @@ def all_rules() -> list[RuleInfo]:
     """
     import lint_rules
 
-    infos = [RuleInfo(IO_ERROR_CODE, IO_ERROR_NAME, "the file could not be checked (syntax error, not UTF-8, unreadable)", _IO_ERROR_DOC)]
+    infos = [RuleInfo(IO_ERROR_CODE, IO_ERROR_NAME, "the file could not be checked (syntax error, not UTF-8, unreadable, refused)", _IO_ERROR_DOC)]
     for rule in sorted(getattr(lint_rules, "RULES", ()), key=lambda r: r.CODE):
         infos.append(
             RuleInfo(

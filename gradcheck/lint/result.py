@@ -18,6 +18,7 @@ class FileResult:
     fixed: int = 0
     diff: str = ""
     output: bytes | None = None  # stdin with --fix: the fixed text
+    noqa_added: int = 0  # --add-noqa: the lines that got a comment
 
     def locate(self, line: int) -> tuple[int | None, int]:
         """``(cell number or None, line)`` for a program line.
@@ -59,3 +60,8 @@ class Report:
     def fixed(self) -> int:
         """How many fixes were applied (or shown, with ``--diff``)."""
         return sum(result.fixed for result in self.results)
+
+    @property
+    def noqa_added(self) -> int:
+        """How many lines ``--add-noqa`` gave a comment."""
+        return sum(result.noqa_added for result in self.results)

@@ -14,13 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gradcheck.lint.cache import CACHE_DIR, Cache, entry_key, finding_from_dict, finding_to_dict
-from gradcheck.lint.config import ConfigFinder
+from gradcheck.lint.config import CommandLine, ConfigFinder
 from gradcheck.lint.document import Document, parse
 from gradcheck.lint.files import discover
+from gradcheck.lint.noqa_adding import add_noqa
+from gradcheck.lint.reading import ReadError, missing, read_bounded
 from gradcheck.lint.registry import all_rules
 from gradcheck.lint.result import FileResult, Report
 from gradcheck.lint.screening import Job, cells, screen, settle_bytes
 from gradcheck.lint.settings import Overrides, Settings
+from gradcheck.lint.writing import write_atomically
 
 # below this much source to check, starting a pool costs more than it saves
 PARALLEL_MIN_BYTES = 100_000
@@ -42,9 +45,33 @@ class LintOptions:
     stdin_data: bytes | None = None
     stdin_filename: str | None = None
     cache_dir: Path | None = None
+    add_noqa: bool = False
+    command_line: CommandLine | None = None  # --config, --exclude, --extend-exclude
 
 
-def _display(path: Path) -> str:
+@dataclass(frozen=True)
+class Mode:
+    """What a worker does to each file besides linting it."""
+
+    fixing: bool = False  # compute fixes (--fix, --diff)
+    unsafe: bool = False  # --unsafe-fixes
+    add_noqa: bool = False  # --add-noqa
+
+
+def display_path(path: Path) -> str:
+    """How output names ``path``: relative to the current directory when it is below it.
+
+    Bytes of a file name that are not UTF-8 print as U+FFFD (as ruff prints them): every
+    format can then be written, and the file itself is still read and written by its own
+    name.
+    """
+    text = _relative(path)
+    if not text.isascii():
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return text
+
+
+def _relative(path: Path) -> str:
     if path.is_absolute():
         try:
             return path.relative_to(Path.cwd()).as_posix()
@@ -72,12 +99,12 @@ def _cell_messages(result: FileResult) -> FileResult:
     return result
 
 
-def process(job: Job, fixing: bool, unsafe: bool, known: set[str]) -> FileResult:
-    """Read, prefilter, lint (and, when ``fixing``, fix) one file. Runs in a worker."""
+def process(job: Job, mode: Mode, known: set[str]) -> FileResult:
+    """Read, prefilter, lint (and fix, or add noqa comments to) one file. Runs in a worker."""
     from gradcheck.lint.checker import check_document, io_error
     from gradcheck.lint.fixes import fix_document, unified_diff
 
-    screened = screen(job, known, fixing)
+    screened = screen(job, known, mode.fixing)
     if isinstance(screened, FileResult):
         return screened
     job = screened
@@ -89,9 +116,11 @@ def process(job: Job, fixing: bool, unsafe: bool, known: set[str]) -> FileResult
         warnings[:] = outcome.warnings
         return outcome.findings
 
-    if not fixing:
+    if mode.add_noqa:
+        return _cell_messages(add_noqa(job, document, lint, warnings))
+    if not mode.fixing:
         return _cell_messages(FileResult(job.display, lint(document), warnings, cells(document)))
-    fixed_doc, applied, remaining = fix_document(document, lint, unsafe=unsafe)
+    fixed_doc, applied, remaining = fix_document(document, lint, unsafe=mode.unsafe)
     result = FileResult(job.display, remaining, warnings, cells(fixed_doc), fixed=applied)
     new_bytes = fixed_doc.to_bytes()
     if applied and new_bytes != job.data:
@@ -108,40 +137,8 @@ def process(job: Job, fixing: bool, unsafe: bool, known: set[str]) -> FileResult
     return _cell_messages(result)
 
 
-def write_atomically(path: Path, data: bytes) -> str | None:
-    """Replace ``path``'s bytes with ``data`` through a temporary file and a rename, so a
-    reader never sees half a file; None on success, else why it failed.
-
-    A read-only file is left alone (a rename would replace it despite its mode, and
-    root's writes ignore the mode altogether).
-    """
-    import stat
-    import tempfile
-
-    target = Path(os.path.realpath(path))  # through a symlink, not over it
-    try:
-        mode = stat.S_IMODE(target.stat().st_mode)
-    except OSError as error:
-        return error.strerror or str(error)
-    if not mode & stat.S_IWUSR or not os.access(target, os.W_OK):
-        return f"{path} is read-only (make it writable, or leave out --fix)"
-    temporary = None
-    try:
-        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
-                                             suffix=".gradcheck-fix")
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except OSError as error:
-        if temporary is not None and os.path.exists(temporary):
-            os.unlink(temporary)
-        return f"{error.strerror or error} ({target.parent})"
-    return None
-
-
-def _process_chunk(chunk: list[Job], fixing: bool, unsafe: bool, known: set[str]) -> list[FileResult]:
-    return [process(job, fixing, unsafe, known) for job in chunk]
+def _process_chunk(chunk: list[Job], mode: Mode, known: set[str]) -> list[FileResult]:
+    return [process(job, mode, known) for job in chunk]
 
 
 def _crashed(job: Job, how: str) -> FileResult:
@@ -162,7 +159,7 @@ def _size(job: Job) -> int:
         return 0
 
 
-def _run_jobs(jobs: list[Job], workers: int, fixing: bool, unsafe: bool, known: set[str]) -> list[FileResult]:
+def _run_jobs(jobs: list[Job], workers: int, mode: Mode, known: set[str]) -> list[FileResult]:
     """Process ``jobs``: screening here, or in a pool when there is much source; what
     screening leaves goes to a pool when it is enough for several cores, else to one
     child process (see ``workers.py``)."""
@@ -173,21 +170,21 @@ def _run_jobs(jobs: list[Job], workers: int, fixing: bool, unsafe: bool, known: 
 
     parallel = workers > 1 and len(jobs) > 1
     if parallel and sum(map(size, jobs)) >= SCREEN_IN_POOL_BYTES:
-        return _in_children(jobs, size, workers, fixing, unsafe, known)
+        return _in_children(jobs, size, workers, mode, known)
     results: list[FileResult] = []
     remaining: list[Job] = []
     for job in jobs:
-        screened = screen(job, known, fixing)
+        screened = screen(job, known, mode.fixing)
         (results if isinstance(screened, FileResult) else remaining).append(screened)
     if not remaining:
         return results
     if not (parallel and len(remaining) > 1 and sum(map(size, remaining)) >= PARALLEL_MIN_BYTES):
         workers = 1
-    return results + _in_children(remaining, size, workers, fixing, unsafe, known)
+    return results + _in_children(remaining, size, workers, mode, known)
 
 
-def _in_children(jobs: list[Job], size: Callable[[Job], int], workers: int, fixing: bool,
-                 unsafe: bool, known: set[str]) -> list[FileResult]:
+def _in_children(jobs: list[Job], size: Callable[[Job], int], workers: int, mode: Mode,
+                 known: set[str]) -> list[FileResult]:
     """:func:`process` ``jobs`` in a pool of ``workers`` processes, or in one child."""
     import functools
 
@@ -195,7 +192,7 @@ def _in_children(jobs: list[Job], size: Callable[[Job], int], workers: int, fixi
     import lint_rules  # noqa: F401  (loaded before forking so workers share it)
     from gradcheck.lint import workers as pools
 
-    work = functools.partial(_process_chunk, fixing=fixing, unsafe=unsafe, known=known)
+    work = functools.partial(_process_chunk, mode=mode, known=known)
     if workers > 1:
         return pools.run_in_pool(jobs, size, work, workers, _crashed)
     return pools.run_contained(jobs, work, _crashed)
@@ -218,6 +215,16 @@ def _to_cache(result: FileResult) -> dict:
     }
 
 
+def _needs_work(cached: FileResult, mode: Mode) -> bool:
+    """Whether a cached result leaves something for this run to do to the file."""
+    from gradcheck.lint.fixes import applicable
+    from gradcheck.lint.registry import IO_ERROR_CODE
+
+    if mode.add_noqa:
+        return any(f.code != IO_ERROR_CODE for f in cached.findings)
+    return mode.fixing and any(applicable(f, mode.unsafe) for f in cached.findings)
+
+
 def lint_paths(options: LintOptions) -> Report:
     """Lint ``options.paths`` and return a :class:`Report` (raises ConfigError, SelectorError).
 
@@ -226,13 +233,12 @@ def lint_paths(options: LintOptions) -> Report:
     'GC000'
     """
     from gradcheck.lint.checker import io_error
-    from gradcheck.lint.fixes import applicable
 
     rules = all_rules()
     known = {rule.code for rule in rules}
-    finder = ConfigFinder(Path.cwd())
+    finder = ConfigFinder(Path.cwd(), options.command_line)
     settings = Settings(rules, options.overrides, finder)
-    fixing = options.fix or options.diff
+    mode = Mode(options.fix or options.diff, options.unsafe_fixes, options.add_noqa)
     results: list[FileResult] = []
     pending: list[Job] = []
     cache = None
@@ -246,11 +252,13 @@ def lint_paths(options: LintOptions) -> Report:
         pending.append(Job("-", name, codes, options.stdin_data, name.endswith(".ipynb"),
                             False, True))
     found = discover([Path(p) for p in options.paths if p != "-"], finder)
-    for missing in found.missing:
-        results.append(FileResult(_display(missing), [io_error("no such file or directory")]))
-    write = options.fix and not options.diff
+    for absent in found.missing:
+        results.append(FileResult(display_path(absent), [io_error(missing(str(absent)))]))
+    for path, message in found.errors:
+        results.append(FileResult(display_path(path), [io_error(message)]))
+    write = (options.fix and not options.diff) or options.add_noqa
     for path in found.files:
-        display = _display(path)
+        display = display_path(path)
         codes = settings.codes_for(path)
         notebook = path.suffix == ".ipynb"
         explicit = path in found.explicit
@@ -258,16 +266,15 @@ def lint_paths(options: LintOptions) -> Report:
             pending.append(Job(str(path), display, codes, None, notebook, write, explicit))
             continue
         try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except OSError as error:
-            results.append(FileResult(display, [io_error(f"cannot read: {error.strerror}")]))
+            data = read_bounded(str(path))
+        except ReadError as error:
+            results.append(FileResult(display, [io_error(str(error))]))
             continue
         key = entry_key(data, notebook, codes, explicit)
         hit = cache.get(key)
         if hit is not None:
             cached = _from_cache(display, hit)
-            if not fixing or not any(applicable(f, options.unsafe_fixes) for f in cached.findings):
+            if not _needs_work(cached, mode):
                 results.append(cached)
                 continue
         job = Job(str(path), display, codes, data, notebook, write, explicit)
@@ -279,10 +286,10 @@ def lint_paths(options: LintOptions) -> Report:
         pending.append(job)
         keys[display] = key
     workers = options.jobs or os.cpu_count() or 1
-    for result in _run_jobs(pending, workers, fixing, options.unsafe_fixes, known):
+    for result in _run_jobs(pending, workers, mode, known):
         results.append(result)
         key = keys.get(result.display)
-        if cache is not None and key is not None and not result.fixed:
+        if cache is not None and key is not None and not result.fixed and not result.noqa_added:
             cache.put(key, _to_cache(result))
     if cache is not None:
         cache.save()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from gradcheck.lint.document import Document, DocumentError, parse
 from gradcheck.lint.noqa import scan, warnings_for
+from gradcheck.lint.reading import ReadError, read_bounded
 from gradcheck.lint.result import FileResult
 
 
@@ -50,7 +51,7 @@ def _settle(job: Job, data: bytes, document: Document, known: set[str]) -> FileR
     and warnings for unknown codes in its ``noqa`` comments."""
     from gradcheck.lint.checker import syntax_errors
 
-    program = document.program
+    program = document.text
     # NOTE: only a file the user named is parsed here, as ruff reports its syntax errors;
     # a directory walk keeps the text shortcut (a skipped file cannot hold a finding)
     findings = syntax_errors(program, job.display) if job.explicit else []
@@ -91,10 +92,9 @@ def screen(job: Job, known: set[str], fixing: bool) -> Job | FileResult:
     data = job.data
     if data is None:
         try:
-            with open(job.path, "rb") as handle:  # not pathlib: this runs once per file
-                data = handle.read()
-        except OSError as error:
-            return FileResult(job.display, [io_error(f"cannot read: {error.strerror}")])
+            data = read_bounded(job.path)
+        except ReadError as error:
+            return FileResult(job.display, [io_error(str(error))])
     quick = settle_bytes(job, data, known)
     if quick is None:
         try:
@@ -102,7 +102,7 @@ def screen(job: Job, known: set[str], fixing: bool) -> Job | FileResult:
         except DocumentError as error:
             quick = FileResult(job.display, [io_error(str(error))])
         else:
-            if job.codes and could_have_findings(document.program):
+            if job.codes and could_have_findings(document.text):
                 return job if job.data is not None else dataclasses.replace(job, data=data)
             quick = _settle(job, data, document, known)
     if fixing and job.path == "-":

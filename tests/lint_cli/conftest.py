@@ -71,6 +71,52 @@ def run_subprocess(args: list[str], cwd: Path, input: bytes | None = None,
                           env={**os.environ, **(env or {})}, check=False)
 
 
+def _drop_file_permission_override() -> None:
+    """In a child about to exec: give up root's CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, in
+    the bounding set too (root regains every capability in it at exec), so file modes apply
+    to this root process as they do to any user."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_capbset_drop, cap_dac_override, cap_dac_read_search = 24, 1, 2
+    for capability in (cap_dac_override, cap_dac_read_search):
+        if libc.prctl(pr_capbset_drop, capability, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                    ("inheritable", ctypes.c_uint32)]
+
+    header, data = Header(0x20080522, 0), (Data * 2)()  # _LINUX_CAPABILITY_VERSION_3
+    if libc.capget(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capget")
+    keep = ~((1 << cap_dac_override) | (1 << cap_dac_read_search)) & 0xFFFFFFFF
+    data[0].effective &= keep
+    data[0].permitted &= keep
+    data[0].inheritable &= keep
+    if libc.capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
+
+
+def run_where_modes_apply(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """Run ``gradcheck`` in a process that file modes bind: as is for an ordinary user; for
+    root (tests run as root in CI), without the capabilities that let root ignore them.
+    Skips when neither is possible (root on a platform without Linux capabilities)."""
+    if os.geteuid() != 0:
+        return run_subprocess(args, cwd)
+    if not sys.platform.startswith("linux"):
+        pytest.skip("root ignores file modes here and cannot give that up")
+    command = [sys.executable, "-c", "from gradcheck.cli import main; main()", *args]
+    try:
+        return subprocess.run(command, cwd=cwd, capture_output=True, timeout=120, check=False,
+                              preexec_fn=_drop_file_permission_override)
+    except subprocess.SubprocessError as error:  # the capability calls were refused
+        pytest.skip(f"cannot drop root's file-permission override here: {error}")
+
+
 def write(root: Path, files: dict[str, str | bytes]) -> Path:
     """Create ``files`` (relative path -> text or bytes) under ``root``."""
     for name, content in files.items():
@@ -157,10 +203,11 @@ class Kit:
     ZERO_LINE = ZERO_LINE
     run_cli = staticmethod(run_cli)
     run_subprocess = staticmethod(run_subprocess)
+    run_where_modes_apply = staticmethod(run_where_modes_apply)
     write = staticmethod(write)
     expected_findings = staticmethod(expected_findings)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def kit() -> type[Kit]:
     return Kit

@@ -8,11 +8,12 @@ import pytest
 
 MODULES = [
     "gradcheck.lint", "gradcheck.lint.cache", "gradcheck.lint.checker", "gradcheck.lint.config",
-    "gradcheck.lint.document", "gradcheck.lint.files", "gradcheck.lint.fixes",
+    "gradcheck.lint.document", "gradcheck.lint.endings", "gradcheck.lint.files", "gradcheck.lint.fixes",
     "gradcheck.lint.formats", "gradcheck.lint.gitignore", "gradcheck.lint.noqa",
-    "gradcheck.lint.notebook", "gradcheck.lint.registry", "gradcheck.lint.result",
-    "gradcheck.lint.runner", "gradcheck.lint.screening", "gradcheck.lint.selection",
-    "gradcheck.lint.settings", "gradcheck.lint.workers",
+    "gradcheck.lint.noqa_adding", "gradcheck.lint.notebook", "gradcheck.lint.reading",
+    "gradcheck.lint.registry", "gradcheck.lint.result", "gradcheck.lint.runner",
+    "gradcheck.lint.screening", "gradcheck.lint.selection", "gradcheck.lint.settings",
+    "gradcheck.lint.show", "gradcheck.lint.watch", "gradcheck.lint.workers",
     "lint_rules.prefilter",
 ]
 

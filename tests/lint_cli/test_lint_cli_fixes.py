@@ -1,7 +1,7 @@
 """``--fix``, ``--diff`` and ``--unsafe-fixes`` against golden before/after files.
 
 Each ``fix_cases/NAME.before`` must become ``NAME.after`` byte for byte, also when the file
-uses CRLF line endings or starts with a UTF-8 BOM; a second ``--fix`` changes nothing.
+uses CRLF or CR-only line endings or starts with a UTF-8 BOM; a second ``--fix`` changes nothing.
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ VARIANTS = {
     "crlf": lambda data: data.replace(b"\n", b"\r\n"),
     "bom": lambda data: b"\xef\xbb\xbf" + data,
     "bom-crlf": lambda data: b"\xef\xbb\xbf" + data.replace(b"\n", b"\r\n"),
+    "cr": lambda data: data.replace(b"\n", b"\r"),
 }
 
 

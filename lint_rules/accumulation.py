@@ -306,6 +306,10 @@ def _value_names(expr: ast.AST, containers: bool = False) -> list[ast.Name]:
         return _value_names(expr.left, containers) + _value_names(expr.right, containers)
     if kind is ast.UnaryOp:
         return _value_names(expr.operand, containers)
+    if kind is ast.Subscript:  # `loss[0]`, `loss.data[0]`... (`.data` is cut below)
+        return _value_names(expr.value, containers)
+    if kind is ast.Attribute and expr.attr == "data":
+        return []  # `loss.data` shares storage but no graph
     if kind is ast.Call and type(expr.func) is ast.Attribute:
         if expr.func.attr == "scale":
             return [n for a in syntax.positional(expr) for n in _value_names(a, containers)]

@@ -152,8 +152,14 @@ def _units(tree: ast.Module, index: ModuleIndex):
                 # A function this file calls is analysed where it is called, with what each
                 # call passes it; alone, its parameters would stand for anything.
                 hook = name in REPEATED_HOOKS
-                yield syntax.body_of(node), index.enclosing_class(node), \
-                    node if hook or _repeated(node, index) else None, node
+                repeat = node if hook or _repeated(node, index) else None
+                owner = index.enclosing_class(node)
+                yield syntax.body_of(node), owner, repeat, node
+                # A base class's loop that calls `self.batch_update()`: once more for each
+                # subclass, whose override is what runs there.
+                for sub in index.subclasses(owner) if owner else ():
+                    if index.class_method(sub, name) is node:
+                        yield syntax.body_of(node), sub, repeat, node
         stack.extend(c for c in syntax.children(node) if index.contains_events(c))
 
 

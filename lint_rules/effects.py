@@ -188,7 +188,8 @@ class Effects:
             # `model.zero_grad()` also clears whatever optimizer might hold parts of `model`
             # without our knowing: a reset for GC002, never a discard for GC001.
             maybe = self._event(ev.ZERO, call, receiver, partial=True)
-            state = self._apply_zero(maybe, (ev.ALL,), state, spared=frozenset(spared | covered))
+            state = self._apply_zero(maybe, (ev.ALL,), state, spared=frozenset(spared | covered),
+                                     certain=False)
         if gated and self.index.shares_parameters():
             # Two optimizers here hold the same parameters (Lightning's two-optimizer tests):
             # one's reset clears the other's gradients too. Count it as a reset for GC002,
@@ -233,8 +234,10 @@ class Effects:
         return value is not None and syntax.constant(value) is False
 
     def _apply_zero(self, event: ev.Event, targets: tuple[str, ...], state: State,
-                    spared: frozenset[str] = frozenset()) -> State:
-        for loop in self._loops:
+                    spared: frozenset[str] = frozenset(), certain: bool = True) -> State:
+        """``certain=False``: a reset that may or may not reach these optimizers counts as a
+        reset for the flow, but not as one that the loop is known to do (GC003)."""
+        for loop in self._loops if certain else ():
             self.zeroed_in_loop[id(loop)].update(targets)
         inner = self._inner_conditions()
         # A reset under a counter test (`if i % k == 0: zero_grad()`) opens an accumulation

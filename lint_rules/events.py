@@ -232,7 +232,8 @@ def is_grad_write(stmt: ast.AST) -> bool:
     """``p.grad = g``, ``p.grad.copy_(g)``, ``p.grad.fill_(c)``: gradients replaced by hand
     (PCGrad, MAML, DDP, tests that fake gradients)."""
     if type(stmt) is ast.Assign:
-        return all(is_grad_attr(t) for t in stmt.targets) and not _is_none(stmt.value)
+        return all(is_grad_attr(t) for t in stmt.targets) and not _is_none(stmt.value) and \
+            not _reads_own_grad(stmt)
     call = _expr_call(stmt)
     if call is None or type(call.func) is not ast.Attribute or not is_grad_attr(call.func.value):
         return False
@@ -241,6 +242,14 @@ def is_grad_write(stmt: ast.AST) -> bool:
     # `p.grad.fill_(0.01)`: every entry overwritten (a zero fill is a reset instead).
     args = syntax.positional(call)
     return call.func.attr == "fill_" and bool(args) and not _is_zero(args[0])
+
+
+def _reads_own_grad(stmt: ast.Assign) -> bool:
+    """``p.grad = p.grad / scale``: the gradient rescaled, not replaced by another."""
+    owners = {dotted(t.value if t.attr != "data" else t.value.value) for t in stmt.targets
+              if type(t) is ast.Attribute}
+    return any(is_grad_attr(n) and dotted(n.value if n.attr != "data" else n.value.value) in owners
+               for n in syntax.walk(stmt.value) if type(n) is ast.Attribute)
 
 
 def param_loop_zeroes(loop: ast.For) -> bool:

@@ -74,7 +74,6 @@ class Interpreter(Compound, Effects):
         self._unstable: set[TestKey] = set()
         self._budget = BUDGET
         self._loop_assigned: dict[int, set[str]] = {}
-        self._counted: dict[int, set[str]] = {}  # loop -> names it adds to (`n += 1`)
         self._if_nodes: dict[int, ast.If] = {}  # the `if` statements met, by id
         self._bindings: dict[int, object] = {}  # scope -> its Bindings, for reach.py
         self._aliases: dict[str, str] = {}  # model given another's gradient tensors -> their key
@@ -212,23 +211,16 @@ class Interpreter(Compound, Effects):
         return flow
 
     def _periodic(self, stmt: ast.If, names: frozenset[str]) -> bool:
-        """A threshold on a running count that the guarded block starts again, such as
-        ``if tokens_seen >= tokens_per_step: ...; tokens_seen = 0`` with ``tokens_seen += n``
-        in the loop: an accumulation window, like ``i % k == 0``. (A threshold that is never
-        restarted, ``if step > warmup:``, holds from some point on and opens no window.)"""
-        if not self._loops or names.isdisjoint(self._incremented(self._loops[-1])):
+        """A comparison with what the guarded block itself sets again, such as ``if
+        tokens_seen >= tokens_per_step: ...; tokens_seen = 0`` or ``if ni - last_step >=
+        accumulate: ...; last_step = ni``: an accumulation window, like ``i % k == 0``. (A
+        threshold that nothing restarts, ``if step > warmup:``, holds from some point on and
+        opens no window.)"""
+        if not self._loops or type(stmt.test) is not ast.Compare:
             return False
-        restarted = {n for node in syntax.walk(stmt) if type(node) is ast.Assign
-                     for t in node.targets for n in syntax.stored_names(t)}
-        return not names.isdisjoint(restarted & self._incremented(self._loops[-1]))
-
-    def _incremented(self, loop: ast.AST) -> set[str]:
-        found = self._counted.get(id(loop))
-        if found is None:
-            found = self._counted[id(loop)] = {
-                name for node in syntax.walk(loop) if type(node) is ast.AugAssign
-                and type(node.op) in (ast.Add, ast.Sub) for name in syntax.stored_names(node.target)}
-        return found
+        restarted = {n for s in syntax.body_of(stmt) for node in syntax.walk(s)
+                     if type(node) is ast.Assign for t in node.targets for n in syntax.stored_names(t)}
+        return not names.isdisjoint(restarted)
 
     def _decided(self, test: ast.AST) -> bool | None:
         """The truth of a test made only of parameters the call set to literals, else None.

@@ -198,6 +198,19 @@ class ModuleIndex:
                 self.eventful.add(current.name)
             current = self.parents.get(id(current))
 
+    def subclasses(self, cls: str) -> list[str]:
+        """Classes of this file that derive from ``cls``, directly or not, in source order."""
+        found: list[str] = []
+        frontier = [cls]
+        while frontier:
+            parent = frontier.pop()
+            for node in self.classes.values():
+                if node.name not in found and node.name != cls and id(node) not in self._owners \
+                        and any(last_name(dotted(b) or "") == parent for b in node.bases):
+                    found.append(node.name)
+                    frontier.append(node.name)
+        return found
+
     def is_called(self, function: FunctionNode) -> bool:
         """Whether some call in this file runs ``function`` (``model.train()`` does not run a
         function of the file named ``train``)."""
@@ -210,8 +223,14 @@ class ModuleIndex:
             for name, call in self._local_calls:
                 if name not in self.functions and name not in self.methods and name not in nested:
                     continue
-                callee = self.resolve(call, self._class_around(call), {})
+                around = self._class_around(call)
+                callee = self.resolve(call, around, {})
                 targets = [callee] if callee is not None else []
+                if around is not None and type(call.func) is ast.Attribute and \
+                        type(call.func.value) is ast.Name and call.func.value.id == "self":
+                    # `self.batch_update()` in a base class runs a subclass's override
+                    targets += [m for sub in self.subclasses(around)
+                                if (m := self.class_method(sub, call.func.attr)) is not None]
                 if type(call.func) is ast.Name:
                     targets += nested.get(name, [])
                 self._called_functions.update(map(id, targets))
@@ -550,9 +569,10 @@ class ModuleIndex:
             return self.class_method(owner, attr)
         candidates = self.methods.get(attr, [])
         if type(func.value) is ast.Name and func.value.id == "self":
-            own = [f for cls, f in candidates if cls == class_name]
-            if own:
-                return own[0]
+            # the method of the class this code runs for, inherited or overridden
+            own = self.class_method(class_name, attr) if class_name else None
+            if own is not None:
+                return own
         elif attr in _FRAMEWORK_METHODS or type(func.value) is not ast.Name:
             # model.train() is nn.Module's whatever this file defines; self.task.step_fn()
             # belongs to some other object.

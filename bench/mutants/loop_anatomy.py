@@ -120,6 +120,8 @@ def classify(stmt: ast.stmt) -> tuple[str, str | None, frozenset[str]] | None:
         return None
     receiver, attr = call.func.value, call.func.attr
     if attr in ("backward", "manual_backward"):
+        if "dist_autograd" in text(receiver):
+            return None  # distributed autograd keeps gradients per context, not in .grad
         return "backward", None, _loss_names(call, receiver, attr)
     if attr == "zero_grad":
         return "reset", text(receiver), frozenset()
@@ -230,9 +232,33 @@ def _pair(scope, loop, events: list[Event], owners: dict[str, str]) -> TrainingL
     paired = [o for o in optimizers.values() if o.resets]
     if not paired and len(unpaired) == 1 and len(optimizers) == 1:
         only = next(iter(optimizers.values()))
-        only.resets.append(unpaired.pop())
-        paired = [only]
+        if len(only.steps) == 1 and _on_one_path(unpaired[0], only.steps[0]):
+            only.resets.append(unpaired.pop())
+            paired = [only]
     return TrainingLoop(scope, loop, events, paired, unpaired)
+
+
+def _on_one_path(first: Event, second: Event) -> bool:
+    """Whether one event's branch path is a prefix of the other's: they are not in
+    different branches of an ``if``/``try``, so the reset and the step belong together."""
+    paths = [_branch_path(first), _branch_path(second)]
+    shorter, longer = sorted(paths, key=len)
+    return longer[:len(shorter)] == shorter
+
+
+def _branch_path(event: Event) -> list[tuple[int, str]]:
+    chain = [*event.ancestors, event.stmt]
+    return [(id(parent), _field_holding(parent, child)) for parent, child in zip(chain, chain[1:])]
+
+
+def _field_holding(parent: ast.stmt, child: ast.stmt) -> str:
+    blocks = [(name, getattr(parent, name, None)) for name in ("body", "orelse", "finalbody")]
+    blocks += [(f"handler{i}", h.body) for i, h in enumerate(getattr(parent, "handlers", []))]
+    blocks += [(f"case{i}", c.body) for i, c in enumerate(getattr(parent, "cases", []))]
+    for name, block in blocks:
+        if isinstance(block, list) and any(stmt is child for stmt in block):
+            return name
+    return "?"
 
 
 def called_in_loop(tree: ast.Module) -> set[str]:

@@ -73,22 +73,30 @@ def _clone(repository: str, into: Path) -> Path:
 
 
 def stats(into: Path, part: str | None) -> None:
-    """Repositories, files and lines per part and category (of what ``fetch`` wrote)."""
+    """Repositories, ``.py`` files and lines, and notebooks per part and category."""
     table: dict[tuple[str, str], Counter] = {}
     for row in read_manifest(part):
         counts = table.setdefault((row["part"], row["category"]), Counter())
         counts["repositories"] += 1
         for file in _sources(checkout_dir(into, row)):
-            counts["files"] += 1
-            counts["lines"] += file.read_bytes().count(b"\n")
-    print(f"{'part':5} {'category':17} {'repos':>5} {'files':>7} {'lines':>10}")
+            if file.suffix == ".py":
+                counts["files"] += 1
+                counts["lines"] += file.read_bytes().count(b"\n")
+            else:
+                counts["notebooks"] += 1
+    print(f"{'part':5} {'category':17} {'repos':>5} {'.py files':>9} {'.py lines':>10} "
+          f"{'notebooks':>9}")
+    totals: dict[str, Counter] = {}
     for (part_name, category), counts in sorted(table.items()):
-        print(f"{part_name:5} {category:17} {counts['repositories']:5} {counts['files']:7} "
-              f"{counts['lines']:10}")
-    for part_name in sorted({key[0] for key in table}):
-        total = sum((c for (p, _), c in table.items() if p == part_name), Counter())
-        print(f"{part_name:5} {'(all)':17} {total['repositories']:5} {total['files']:7} "
-              f"{total['lines']:10}")
+        totals[part_name] = totals.get(part_name, Counter()) + counts
+        _stats_row(part_name, category, counts)
+    for part_name, counts in sorted(totals.items()):
+        _stats_row(part_name, "(all)", counts)
+
+
+def _stats_row(part: str, category: str, counts: Counter) -> None:
+    print(f"{part:5} {category:17} {counts['repositories']:5} {counts['files']:9} "
+          f"{counts['lines']:10} {counts['notebooks']:9}")
 
 
 def _sources(root: Path) -> list[Path]:

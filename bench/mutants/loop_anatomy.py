@@ -19,13 +19,14 @@ calls in other functions are not events: the harness only mutates what it can se
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from dataclasses import dataclass, field
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
-BACKWARD_WRAPPERS = re.compile(r"(accelerator|fabric|engine|autograd|trainer)$", re.I)
-NOT_AN_OPTIMIZER = re.compile(r"sched|lr_|warmup|ema|env", re.I)
+BACKWARD_WRAPPERS = re.compile(r"(accelerator|fabric|engine|autograd|trainer)$", re.IGNORECASE)
+NOT_AN_OPTIMIZER = re.compile(r"sched|lr_|warmup|ema|env", re.IGNORECASE)
 OPTIMIZER_CLASS = re.compile(
     r"(^|\.)(SGD|Adam|AdamW|Adamax|NAdam|RAdam|RMSprop|Adagrad|Adadelta|LBFGS|ASGD|Rprop|"
     r"SparseAdam|Lamb|LAMB|Lion|Adafactor|FusedAdam|FusedLAMB|Adam8bit|AdamW8bit)$")
@@ -248,7 +249,7 @@ def _on_one_path(first: Event, second: Event) -> bool:
 
 def _branch_path(event: Event) -> list[tuple[int, str]]:
     chain = [*event.ancestors, event.stmt]
-    return [(id(parent), _field_holding(parent, child)) for parent, child in zip(chain, chain[1:])]
+    return [(id(parent), _field_holding(parent, child)) for parent, child in itertools.pairwise(chain)]
 
 
 def _field_holding(parent: ast.stmt, child: ast.stmt) -> str:

@@ -17,8 +17,8 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH / "wild"))
 sys.path.insert(0, str(BENCH / "mutants"))
 
-import manifest  # noqa: E402
-import source_edits  # noqa: E402
+import manifest
+import source_edits
 
 
 @pytest.fixture(scope="module")

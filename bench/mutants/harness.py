@@ -21,11 +21,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "wild"))
-from lint_batch import lint_texts  # noqa: E402
-from loop_selection import (Scope, candidates, capped, line_range, read_loops,  # noqa: E402
-                            scope_mutants, silent, write_loops)
-from manifest import PARTS, read_manifest  # noqa: E402
-from mutation import OPERATORS, TOLERANCE, Mutant  # noqa: E402
+from lint_batch import lint_texts
+from loop_selection import (
+    Scope,
+    candidates,
+    capped,
+    line_range,
+    read_loops,
+    scope_mutants,
+    silent,
+    write_loops,
+)
+from manifest import PARTS, read_manifest
+from mutation import OPERATORS, TOLERANCE, Mutant
 
 
 @dataclass
@@ -63,8 +71,11 @@ def judge(scopes_: list[Scope], jobs: int | None) -> tuple[list[Verdict], list[t
     noisy = [(scope, [f"{f['code']}@{f['line']}" for f in found[f"o{i}"] if f["line"] in scope.lines])
              for i, scope in enumerate(scopes_)]
     noisy = [(scope, said) for scope, said in noisy if said]
+    unjudged = {id(scope) for scope, _ in noisy}  # a finding there may not be the mutant's
     verdicts = []
     for key, (scope, mutant) in owners.items():
+        if id(scope) in unjudged:
+            continue
         findings = found[key]
         caught = any(f["code"] in mutant.expected and
                      any(abs(f["line"] - a) <= TOLERANCE for a in mutant.anchors) for f in findings)
@@ -90,7 +101,8 @@ def report(part: str, scopes_: list[Scope], verdicts: list[Verdict], noisy, cras
         recall = f"{caught / len(chosen):.1%}" if chosen else "n/a"
         repos = len({v.scope.row["repository"] for v in chosen})
         print(f"{operator or 'all':20} {len(chosen):7} {caught:7} {recall:>7}  {repos}")
-    print(f"originals not silent in their scope: {len(noisy)} of {len(scopes_)}")
+    print(f"originals not silent in their scope: {len(noisy)} of {len(scopes_)} "
+          f"(their {sum(len(s.mutants) for s, _ in noisy)} mutants are not counted)")
     for scope, said in noisy:
         print(f"  NOISY {_label(scope)}: {', '.join(said)}")
     print(f"files with GC000: {len(crashed)}")

@@ -19,13 +19,14 @@ calls in other functions are not events: the harness only mutates what it can se
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from dataclasses import dataclass, field
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
-BACKWARD_WRAPPERS = re.compile(r"(accelerator|fabric|engine|autograd|trainer)$", re.I)
-NOT_AN_OPTIMIZER = re.compile(r"sched|lr_|warmup|ema|env", re.I)
+BACKWARD_WRAPPERS = re.compile(r"(accelerator|fabric|engine|autograd|trainer)$", re.IGNORECASE)
+NOT_AN_OPTIMIZER = re.compile(r"sched|lr_|warmup|ema|env", re.IGNORECASE)
 OPTIMIZER_CLASS = re.compile(
     r"(^|\.)(SGD|Adam|AdamW|Adamax|NAdam|RAdam|RMSprop|Adagrad|Adadelta|LBFGS|ASGD|Rprop|"
     r"SparseAdam|Lamb|LAMB|Lion|Adafactor|FusedAdam|FusedLAMB|Adam8bit|AdamW8bit)$")
@@ -120,6 +121,8 @@ def classify(stmt: ast.stmt) -> tuple[str, str | None, frozenset[str]] | None:
         return None
     receiver, attr = call.func.value, call.func.attr
     if attr in ("backward", "manual_backward"):
+        if "dist_autograd" in text(receiver):
+            return None  # distributed autograd keeps gradients per context, not in .grad
         return "backward", None, _loss_names(call, receiver, attr)
     if attr == "zero_grad":
         return "reset", text(receiver), frozenset()
@@ -230,9 +233,33 @@ def _pair(scope, loop, events: list[Event], owners: dict[str, str]) -> TrainingL
     paired = [o for o in optimizers.values() if o.resets]
     if not paired and len(unpaired) == 1 and len(optimizers) == 1:
         only = next(iter(optimizers.values()))
-        only.resets.append(unpaired.pop())
-        paired = [only]
+        if len(only.steps) == 1 and _on_one_path(unpaired[0], only.steps[0]):
+            only.resets.append(unpaired.pop())
+            paired = [only]
     return TrainingLoop(scope, loop, events, paired, unpaired)
+
+
+def _on_one_path(first: Event, second: Event) -> bool:
+    """Whether one event's branch path is a prefix of the other's: they are not in
+    different branches of an ``if``/``try``, so the reset and the step belong together."""
+    paths = [_branch_path(first), _branch_path(second)]
+    shorter, longer = sorted(paths, key=len)
+    return longer[:len(shorter)] == shorter
+
+
+def _branch_path(event: Event) -> list[tuple[int, str]]:
+    chain = [*event.ancestors, event.stmt]
+    return [(id(parent), _field_holding(parent, child)) for parent, child in itertools.pairwise(chain)]
+
+
+def _field_holding(parent: ast.stmt, child: ast.stmt) -> str:
+    blocks = [(name, getattr(parent, name, None)) for name in ("body", "orelse", "finalbody")]
+    blocks += [(f"handler{i}", h.body) for i, h in enumerate(getattr(parent, "handlers", []))]
+    blocks += [(f"case{i}", c.body) for i, c in enumerate(getattr(parent, "cases", []))]
+    for name, block in blocks:
+        if isinstance(block, list) and any(stmt is child for stmt in block):
+            return name
+    return "?"
 
 
 def called_in_loop(tree: ast.Module) -> set[str]:

@@ -38,7 +38,7 @@ EXPECTED = {
     "swap-resets": ("GC001", "GC002"),
 }
 OPERATORS = tuple(EXPECTED)
-ACCUMULATION_NAME = re.compile(r"accum|sync_grad", re.I)
+ACCUMULATION_NAME = re.compile(r"accum|sync_grad", re.IGNORECASE)
 DETACHING = {"item", "detach", "cpu", "numpy", "tolist", "data"}
 NO_GRAD = re.compile(r"no_grad|inference_mode")
 FROZEN = re.compile(r"requires_grad\s*=\s*False|requires_grad_\(\s*False")

@@ -22,14 +22,15 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from manifest import PARTS, checkout_name, problems, read_manifest  # noqa: E402
-from snapshot import SUFFIXES, extract, mirror_git_dir  # noqa: E402
+from manifest import PARTS, checkout_name, problems, read_manifest
+from snapshot import SUFFIXES, extract, mirror_git_dir
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_INTO = HERE.parent / "_corpus" / "wild"
@@ -73,22 +74,30 @@ def _clone(repository: str, into: Path) -> Path:
 
 
 def stats(into: Path, part: str | None) -> None:
-    """Repositories, files and lines per part and category (of what ``fetch`` wrote)."""
+    """Repositories, ``.py`` files and lines, and notebooks per part and category."""
     table: dict[tuple[str, str], Counter] = {}
     for row in read_manifest(part):
         counts = table.setdefault((row["part"], row["category"]), Counter())
         counts["repositories"] += 1
         for file in _sources(checkout_dir(into, row)):
-            counts["files"] += 1
-            counts["lines"] += file.read_bytes().count(b"\n")
-    print(f"{'part':5} {'category':17} {'repos':>5} {'files':>7} {'lines':>10}")
+            if file.suffix == ".py":
+                counts["files"] += 1
+                counts["lines"] += file.read_bytes().count(b"\n")
+            else:
+                counts["notebooks"] += 1
+    print(f"{'part':5} {'category':17} {'repos':>5} {'.py files':>9} {'.py lines':>10} "
+          f"{'notebooks':>9}")
+    totals: dict[str, Counter] = {}
     for (part_name, category), counts in sorted(table.items()):
-        print(f"{part_name:5} {category:17} {counts['repositories']:5} {counts['files']:7} "
-              f"{counts['lines']:10}")
-    for part_name in sorted({key[0] for key in table}):
-        total = sum((c for (p, _), c in table.items() if p == part_name), Counter())
-        print(f"{part_name:5} {'(all)':17} {total['repositories']:5} {total['files']:7} "
-              f"{total['lines']:10}")
+        totals[part_name] = totals.get(part_name, Counter()) + counts
+        _stats_row(part_name, category, counts)
+    for part_name, counts in sorted(totals.items()):
+        _stats_row(part_name, "(all)", counts)
+
+
+def _stats_row(part: str, category: str, counts: Counter) -> None:
+    print(f"{part:5} {category:17} {counts['repositories']:5} {counts['files']:9} "
+          f"{counts['lines']:10} {counts['notebooks']:9}")
 
 
 def _sources(root: Path) -> list[Path]:
@@ -100,7 +109,9 @@ def lint(root: Path) -> list[dict]:
     run = subprocess.run(
         [sys.executable, "-m", "gradcheck", "lint", "--format", "json", "--no-cache",
          "--exit-zero", "."],
-        cwd=root, capture_output=True, text=True,
+        cwd=root, capture_output=True, text=True, check=False,
+        # A repository's own top-level modules must not shadow the linter's imports.
+        env={**os.environ, "PYTHONSAFEPATH": "1"},
     )
     if run.returncode not in (0, 1, 2):
         raise SystemExit(f"lint crashed on {root.name}:\n{run.stderr}")

@@ -16,9 +16,9 @@ import pytest
 MUTANTS = Path(__file__).resolve().parents[2] / "bench" / "mutants"
 sys.path.insert(0, str(MUTANTS))
 
-import loop_selection  # noqa: E402
-import source_edits  # noqa: E402
-from mutation import EXPECTED, OPERATORS  # noqa: E402
+import loop_selection
+import source_edits
+from mutation import EXPECTED, OPERATORS
 
 
 def planted(source: str, operator: str, function: str | None = None) -> list:
@@ -321,5 +321,31 @@ def test_line_edit_keeps_other_lines_and_maps_them():
 def test_spans_count_characters_not_utf8_bytes():
     source = "s = 'é'; total += loss.item()\n"
     node = ast.parse(source).body[1].value
-    line, start, end = source_edits.span(source.splitlines(True), node)
+    _, start, end = source_edits.span(source.splitlines(True), node)
     assert source[start:end] == "loss.item()"
+
+
+def test_a_reset_and_a_step_in_different_branches_are_not_paired_by_position():
+    source = """\
+        for i, x in enumerate(loader):
+            loss = model(x)
+            if engine is not None:
+                engine.backward(loss)
+                engine.step()
+            else:
+                loss.backward()
+                if i % k == 0:
+                    optimizer.zero_grad()
+    """
+    assert all(planted(source, operator) == [] for operator in OPERATORS)
+
+
+def test_distributed_autograd_loops_are_not_mutated():
+    source = """\
+        for x in loader:
+            with dist_autograd.context() as context_id:
+                optimizer.zero_grad()
+                dist_autograd.backward(context_id, [model(x).sum()])
+                optimizer.step()
+    """
+    assert all(planted(source, operator) == [] for operator in OPERATORS)

@@ -1,0 +1,69 @@
+"""The wild corpus manifest: the split rule holds for every row, and the parts are big enough.
+
+The split must be a fixed function of the repository name (decided before anyone lints), so
+these tests recompute it from the rule rather than trust the ``part`` column.
+"""
+from __future__ import annotations
+
+import csv
+import doctest
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+sys.path.insert(0, str(BENCH / "wild"))
+sys.path.insert(0, str(BENCH / "mutants"))
+
+import manifest
+import source_edits
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[dict[str, str]]:
+    return manifest.read_manifest()
+
+
+def test_every_row_follows_the_split_rule(rows):
+    assert manifest.problems(rows) == []
+
+
+def test_the_parts_are_large_enough_and_tuned_repositories_are_all_dev(rows):
+    parts = Counter(row["part"] for row in rows)
+    assert parts["test"] >= 100 and len(rows) >= 220
+    assert {row["part"] for row in rows if row["origin"] == "tuning"} == {"dev"}
+
+
+def test_problems_name_the_row_and_the_fix(rows):
+    broken = [dict(rows[0], part="test" if rows[0]["part"] == "dev" else "dev"),
+              dict(rows[1], commit="HEAD"), rows[1]]
+    found = manifest.problems(broken, reserved={rows[0]["repository"].lower()})
+    assert any("reserved" in p and rows[0]["repository"] in p for p in found)
+    assert any("split rule gives" in p for p in found)
+    assert any("not a 40-digit hex sha" in p for p in found)
+    assert any("listed twice" in p for p in found)
+
+
+def test_the_rule_ignores_case_and_sends_about_five_eighths_to_test():
+    names = [f"owner{i}/repo{i}" for i in range(2000)]
+    share = sum(manifest.part_by_rule(n, "added") == "test" for n in names) / len(names)
+    assert 0.58 < share < 0.67  # 160 of 256 hash prefixes
+    assert all(manifest.part_by_rule(n.upper(), "added") == manifest.part_by_rule(n, "added")
+               for n in names[:50])
+
+
+def test_loops_manifest_names_only_manifest_repositories_and_keeps_no_code(rows):
+    pinned = {(row["repository"], row["commit"], row["part"]) for row in rows}
+    with (BENCH / "mutants" / "loops.csv").open(newline="", encoding="utf-8") as handle:
+        loops = list(csv.DictReader(handle))
+    assert loops and all((r["repository"], r["commit"], r["part"]) in pinned for r in loops)
+    assert set(loops[0]) == {"repository", "commit", "part", "path", "function",
+                             "first_line", "last_line"}
+
+
+@pytest.mark.parametrize("module", [manifest, source_edits])
+def test_docstring_examples_run(module):
+    result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0

@@ -35,7 +35,7 @@ def render() -> str:
         out += ["", f"## {rule.CODE} {rule.NAME}", ""]
         out.append(f"Severity: {rule.SEVERITY}. Fix: {_SAFETY[rule.FIX_SAFETY]}.")
         out.append("")
-        out += [_heading(line) for line in inspect.cleandoc(rule.__doc__ or "").splitlines()]
+        out += _marked(rule, [_heading(line) for line in inspect.cleandoc(rule.__doc__ or "").splitlines()])
         out += _examples(rule)
     return "\n".join(out).rstrip() + "\n"
 
@@ -45,14 +45,35 @@ def _heading(line: str) -> str:
     return "#" + line if line.startswith("## ") else line
 
 
+def _marked(rule, lines: list[str]) -> list[str]:
+    """The docstring's code blocks with the marker that tells the documentation test what the
+    linter must say of them: the example is flagged, the fixed version is clean."""
+    out: list[str] = []
+    section = ""
+    for line in lines:
+        if line.startswith("### "):
+            section = line[4:].strip().lower()
+        if line.startswith("```python") and section in ("example", "use instead"):
+            out += [_marker(rule.CODE if section == "example" else None), ""]
+        out.append(line)
+    return out
+
+
+def _marker(code: str | None, lines: tuple[int, ...] = ()) -> str:
+    if code is None:
+        return "<!-- doctest: lint clean -->"
+    return "<!-- doctest: lint " + " ".join(f"{code}:{n}" for n in lines or (0,)).replace(":0", "") + " -->"
+
+
 def _examples(rule) -> list[str]:
     out = ["", "### Examples the rule flags", ""]
     for example in rule.INVALID:
         lines = ", ".join(str(n) for n in example.expected_lines)
-        out += [f"Flagged on line {lines}:", "", "```python", _plain(example.code), "```", ""]
+        out += [f"Flagged on line {lines}:", "", _marker(rule.CODE, example.expected_lines), "",
+                "```python", _plain(example.code), "```", ""]
     out += ["### Examples the rule accepts", ""]
     for example in rule.VALID:
-        out += ["```python", _plain(example.code), "```", ""]
+        out += [_marker(None), "", "```python", _plain(example.code), "```", ""]
     return out
 
 

@@ -252,7 +252,9 @@ class Effects:
         quiet = self._handlers > 0 or event.partial or counter or between_epochs
         depth = len(self._loops)
         guards = tuple(c for c in self._conditions if c[1] == depth and depth and not c[2])
-        self.zero_context.setdefault(event, (tuple(map(id, self._loops)), guards))
+        # the context of its latest run: the same reset runs in several (a function called
+        # once per trial of a search, say), and the step that follows belongs to that one
+        self.zero_context[event] = (tuple(map(id, self._loops)), guards)
         fn = lambda f: on_zero(f, event, quiet)
         if ev.ALL in targets:
             return self._map_all(state, fn, spared)

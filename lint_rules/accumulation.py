@@ -62,8 +62,7 @@ def running_totals(analysis) -> Iterator[RunningTotal]:
     returners = _loss_returners(analysis, units)
     for unit in _callers_of(analysis, returners):
         units.setdefault(id(unit), unit)
-    keepers = _keeping_methods(analysis.tree)
-    found = [t for unit in units.values() for t in _Unit(analysis, unit, returners, keepers).totals()]
+    found = [t for unit in units.values() for t in _Unit(analysis, unit, returners).totals()]
     yield from sorted(found, key=lambda t: (t.statement.lineno, t.statement.col_offset))
 
 
@@ -73,7 +72,7 @@ def _loss_returners(analysis, units: dict[int, ast.AST]) -> dict[str, ast.Call]:
     out = {}
     for unit in units.values():
         if isinstance(unit, syntax.FUNCTIONS) and analysis.index.parents.get(id(unit)) is analysis.tree:
-            backward = _Unit(analysis, unit, {}, {}).returned_loss()
+            backward = _Unit(analysis, unit, {}).returned_loss()
             if backward is not None:
                 out[unit.name] = backward
     return out
@@ -91,36 +90,27 @@ def _callers_of(analysis, functions: dict[str, ast.Call]) -> list[ast.AST]:
     return callers
 
 
-def _keeping_methods(tree: ast.Module) -> dict[tuple[str, str], tuple[int, ...]]:
-    """(class, method) -> positions of the arguments the method adds into an attribute of
-    ``self`` (``def update(self, val, n=1): self.sum += val * n`` keeps argument 0)."""
-    out = {}
-    for cls in tree.body:
-        if type(cls) is not ast.ClassDef:
-            continue
-        for method in cls.body:
-            if not isinstance(method, syntax.FUNCTIONS):
-                continue
-            params = [a.arg for a in method.args.args][1:]
-            kept = {n.id for node in ast.walk(method)
+def _keeping_positions(cls: ast.ClassDef, method: str) -> tuple[int, ...]:
+    """Positions of the arguments that ``cls.method`` adds into an attribute of ``self``
+    (``def update(self, val, n=1): self.sum += val * n`` keeps argument 0)."""
+    for item in cls.body:
+        if isinstance(item, syntax.FUNCTIONS) and item.name == method:
+            params = [a.arg for a in item.args.args][1:]
+            kept = {n.id for node in ast.walk(item)
                     if type(node) is ast.AugAssign and type(node.op) is ast.Add
-                    and ev.dotted(node.target) and ev.dotted(node.target).startswith("self.")
+                    and (ev.dotted(node.target) or "").startswith("self.")
                     for n in _value_names(node.value)}
-            positions = tuple(i for i, p in enumerate(params) if p in kept)
-            if positions:
-                out[(cls.name, method.name)] = positions
-    return out
+            return tuple(i for i, p in enumerate(params) if p in kept)
+    return ()
 
 
 class _Unit:
     """One function (or the module body) and the losses it backpropagates."""
 
-    def __init__(self, analysis, unit: ast.AST, returners: dict[str, ast.Call],
-                 keepers: dict[tuple[str, str], tuple[int, ...]]) -> None:
+    def __init__(self, analysis, unit: ast.AST, returners: dict[str, ast.Call]) -> None:
         self.analysis = analysis
         self.unit = unit
         self.returners = returners
-        self.keepers = keepers
         self.nodes = list(_own_nodes(unit))
         self.bindings = Bindings(unit, analysis.index.parents)
         # (binding, name) of a loss -> its backward: in `loss, n_word = f(...)` the two names
@@ -204,19 +194,25 @@ class _Unit:
         args = syntax.positional(call)
         if call.func.attr in _KEEPERS and args:
             return call.func.value, args[-1], "append"
-        positions = self.keepers.get((self._class_of(call.func.value), call.func.attr), ())
+        cls = self._class_of(call.func.value)
+        positions = _keeping_positions(cls, call.func.attr) if cls is not None else ()
         kept = [args[i] for i in positions if i < len(args)]
         return (call.func.value, kept[0], "method") if kept else None
 
-    def _class_of(self, receiver: ast.AST) -> str | None:
-        """The file's class that built ``receiver``: ``meter = AverageMeter()`` here."""
+    def _class_of(self, receiver: ast.AST) -> ast.ClassDef | None:
+        """The class of this file or project that built ``receiver``: ``meter =
+        AverageMeter()`` or ``meter = utils.AverageMeter()`` here."""
         if type(receiver) is not ast.Name:
             return None
         binding = self.bindings.reaching(receiver.id, receiver)
         value = getattr(binding, "value", None)
-        if type(binding) is ast.Assign and type(value) is ast.Call and type(value.func) is ast.Name:
-            return value.func.id
-        return None
+        if type(binding) is not ast.Assign or type(value) is not ast.Call:
+            return None
+        index = self.analysis.index
+        name = ev.last_name(ev.dotted(value.func) or "")
+        if name not in index.classes:
+            index.import_class(value.func)
+        return index.classes.get(name)
 
     def _loss_hits(self, value: ast.AST, at: ast.AST) -> list[ast.Name]:
         hits = []

@@ -76,9 +76,11 @@ class Analysis:
         return node
 
 
-def analyse(tree: ast.Module, text: SourceText) -> Analysis:
+def analyse(tree: ast.Module, text: SourceText, project=None, path: str | None = None) -> Analysis:
     """Interpret every unit that holds a gradient event and collect GC001/GC002/GC003 issues."""
-    index = ModuleIndex(tree, text)
+    from pathlib import Path
+
+    index = ModuleIndex(tree, text, project=project, path=Path(path) if path else None)
     analysis = Analysis(tree, text, index)
     issues: dict[tuple, tuple[Issue, dict]] = {}
     for body, class_name, repeat, function in _units(tree, index):

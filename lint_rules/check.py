@@ -8,6 +8,7 @@ import re
 import sys
 import warnings
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from lint_rules.finding import (
     NOT_CHECKED_CODE,
@@ -34,6 +35,8 @@ def check_source(
     *,
     select: Iterable[str] | None = None,
     strict: bool | None = None,
+    project=None,
+    depends: dict[str, str] | None = None,
 ) -> list[Finding]:
     """Lint one module's text; findings sorted by (line, column).
 
@@ -45,6 +48,10 @@ def check_source(
     ``strict`` (or the environment variable GRADCHECK_LINT_STRICT=1) raises internal errors
     instead, for debugging.
 
+    Calls into other modules of the project are followed (``project.py``): ``project`` says
+    where they are; by default, when ``path`` names a file on disk, the project around it.
+    ``depends``, when given, receives the modules the analysis read, with their digests.
+
     >>> [f.code for f in check_source("for b in data:\\n    model(b).backward()\\n    opt.step()\\n")]
     ['GC002']
     """
@@ -55,28 +62,44 @@ def check_source(
     rules = _selected(select)
     if strict is None:
         strict = os.environ.get(STRICT_ENV) == "1"
+    if project is None and path != "<string>" and os.path.isfile(path):
+        from lint_rules.project import Project
+
+        project = Project.around(path)
+    if project is not None:
+        project.used.clear()
+    where = _Where(path, project)
     pieces = split(text) if text.count("\n") > PIECE_LINES else None
     if pieces is None:
-        findings = _check_text(text, path, rules, strict)
+        findings = _check_text(text, where, rules, strict)
     else:
         # a very large module, analysed a group of related functions at a time
         seen: dict[tuple, Finding] = {}
         for piece in pieces:
-            for finding in _check_text(piece.text, path, rules, strict):
+            for finding in _check_text(piece.text, where, rules, strict):
                 finding = piece.finding(finding)
                 seen.setdefault((finding.code, finding.line, finding.column), finding)
         findings = sorted(seen.values(), key=lambda f: (f.line, f.column, f.code))
+    if depends is not None and project is not None:
+        depends.update(project.used)
     return [_shifted(f, shift) for f in findings] if shift else findings
 
 
-def _check_text(text: str, path: str, rules: tuple, strict: bool) -> list[Finding]:
-    findings = _unproven(text, path, rules, strict)
+class _Where(NamedTuple):
+    """The file being checked: its name for messages, and the project around it."""
+
+    path: str
+    project: object = None
+
+
+def _check_text(text: str, where: _Where, rules: tuple, strict: bool) -> list[Finding]:
+    findings = _unproven(text, where, rules, strict)
     if not any(f.fix for f in findings):
         return findings
     # The proof weighs every rule, so that a fix of one selected rule cannot trade its
     # finding for another rule's.
-    everything = findings if rules == RULES else _unproven(text, path, RULES, strict)
-    lint = lambda fixed: _unproven(fixed, path, RULES, strict)
+    everything = findings if rules == RULES else _unproven(text, where, RULES, strict)
+    lint = lambda fixed: _unproven(fixed, where, RULES, strict)
     kept = {_place(f): f.fix for f in proven(text, everything, lint)}
     return [f if kept.get(_place(f)) is f.fix else dataclasses.replace(f, fix=None)
             for f in findings]
@@ -86,12 +109,13 @@ def _place(finding: Finding) -> tuple:
     return finding.code, finding.line, finding.column
 
 
-def _unproven(text: str, path: str, rules: tuple, strict: bool) -> list[Finding]:
+def _unproven(text: str, where: _Where, rules: tuple, strict: bool) -> list[Finding]:
+    path = where.path
     tree = _parse(text, path)
     # Functions that cannot take part in a finding lose their bodies: nothing walks them.
     hollow(tree, text)
     try:
-        return _run(tree, text, rules)
+        return _run(tree, text, rules, where)
     except Exception as exc:  # noqa: BLE001  (a limit or a bug must not end the run)
         if strict and not isinstance(exc, AnalysisIncomplete):
             raise  # a bug, shown for debugging; a known limit is reported the same either way
@@ -188,7 +212,7 @@ def _selected(select: Iterable[str] | None) -> tuple:
     return tuple(r for r in RULES if r.CODE in wanted or r.NAME in wanted)
 
 
-def _run(tree: ast.Module, text: str, rules: tuple) -> list[Finding]:
+def _run(tree: ast.Module, text: str, rules: tuple, where: _Where) -> list[Finding]:
     if not rules:
         return []
     from lint_rules import syntax
@@ -196,7 +220,7 @@ def _run(tree: ast.Module, text: str, rules: tuple) -> list[Finding]:
 
     seen: dict[tuple, Finding] = {}
     try:
-        analysis = analyse(tree, SourceText(text))
+        analysis = analyse(tree, SourceText(text), where.project, where.path)
         for rule in rules:
             for finding in rule.check(analysis):
                 seen.setdefault((finding.code, finding.line, finding.column), finding)
@@ -212,11 +236,11 @@ def _run(tree: ast.Module, text: str, rules: tuple) -> list[Finding]:
     return sorted(seen.values(), key=lambda f: (f.line, f.column, f.code))
 
 
-def analyse(tree: ast.Module, text) -> object:
+def analyse(tree: ast.Module, text, project=None, path: str | None = None) -> object:
     """The flow analysis of one parsed module (its modules load on first use)."""
     from lint_rules.analysis import analyse as analyse_module
 
-    return analyse_module(tree, text)
+    return analyse_module(tree, text, project, path)
 
 
 def _shifted(finding: Finding, shift: int) -> Finding:

@@ -406,6 +406,9 @@ class Effects:
                 receiver: str | None = None) -> State:
         if fn in self._frames or len(self._frames) >= MAX_INLINE_DEPTH:
             return state
+        owner = self.index.owner_of(fn)
+        if owner is not None and call is not None:
+            return self._inline_foreign(fn, call, state, owner, receiver)
         subst = dict(self._subst[-1]) if call is None else self._bind(fn, call)
         if receiver is None and call is not None and type(call.func) is ast.Attribute \
                 and self.index.enclosing_class(fn):
@@ -430,6 +433,42 @@ class Effects:
             self._conditions = conditions
         return join(flow.normal, flow.ret) or state
 
+    def _inline_foreign(self, fn: FunctionNode, call: ast.Call, state: State, owner,
+                        receiver: str | None) -> State:
+        """Walk a function of another module of the project as if it were written here:
+        its events happen at the call in this file (where a finding can point), and inside
+        it names resolve in its own module."""
+        subst = self._bind(fn, call)
+        if receiver is None and type(call.func) is ast.Attribute and owner.enclosing_class(fn):
+            key = self._key(call.func.value)
+            receiver = key if key and key != "self" else None
+        if receiver is not None:
+            subst["self"] = (receiver,)
+        home = (self.index, self.text)
+        outermost = self._site is None
+        if outermost:
+            self._site = (call, self.text)
+        self.index, self.text = owner, owner.text
+        self._frames.append(fn)
+        self._subst.append(subst)
+        self._constants.append(_flags(fn, call))
+        self._local_defs.append({})
+        self._class.append(owner.enclosing_class(fn))
+        conditions, self._conditions = self._conditions, list(self._conditions)
+        try:
+            flow = self._block(syntax.body_of(fn), state)
+        finally:
+            self.index, self.text = home
+            if outermost:
+                self._site = None
+            self._frames.pop()
+            self._subst.pop()
+            self._constants.pop()
+            self._local_defs.pop()
+            self._class.pop()
+            self._conditions = conditions
+        return join(flow.normal, flow.ret) or state
+
     def _bind(self, fn: FunctionNode, call: ast.Call) -> dict[str, tuple[str, ...]]:
         bound: dict[str, tuple[str, ...]] = {}
         pairs = _arguments(fn, call)
@@ -444,6 +483,9 @@ class Effects:
 
     # ----- helpers ------------------------------------------------------------------------
     def _event(self, kind: str, node: ast.AST, target: str, partial: bool = False) -> ev.Event:
+        if self._site is not None:  # inside another module's function: at the call here
+            site, text = self._site
+            return ev.Event(kind, site, text, target, partial, via=True)
         return ev.Event(kind, node, self.text, target, partial)
 
     def _key(self, node: ast.AST) -> str | None:

@@ -104,6 +104,7 @@ class Event:
     target: str = ""  # optimizer key (STEP), receiver key (ZERO), loss text (BACKWARD)
     partial: bool = field(default=False, compare=False)  # a ZERO that may clear only some params
     closure: ast.AST | None = field(default=None, compare=False)  # step(closure)
+    via: bool = field(default=False, compare=False)  # happens inside a call to another module
     # Identity: one event per node, kind and target. The node is known by its span in the
     # tree, not its address, so that sets of events iterate in the same order in every run.
     node_id: tuple = field(init=False, repr=False)

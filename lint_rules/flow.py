@@ -67,6 +67,7 @@ class Interpreter(Compound, Effects):
         self._handlers = 0
         self._frames: list[FunctionNode] = []
         self._owners: list[str | None] = [None]  # the optimizer whose own method runs now
+        self._site: tuple | None = None  # (call, text) here, while another module's code runs
         self._subst: list[dict[str, tuple[str, ...]]] = [{}]
         self._constants: list[dict[str, object]] = [{}]  # parameters a call set to literals
         self._local_defs: list[dict[str, FunctionNode]] = [{}]

@@ -28,6 +28,8 @@ from pathlib import Path
 
 MAX_MODULE_BYTES = 2_000_000  # a generated module this large is not read for its helpers
 MAX_MODULES = 64  # modules one project loads in a process, beyond the files being linted
+MAX_PROJECTS = 16  # projects remembered by one process
+_PROJECTS: dict[tuple[Path, ...], "Project"] = {}
 _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _EVENT_WORDS = (b"backward", b"zero_grad", b"step", b".grad", b"+=")
 
@@ -48,12 +50,23 @@ class Project:
     def __init__(self, roots: list[Path]) -> None:
         self.roots = roots
         self._loaded: dict[Path, LoadedModule | None] = {}
-        self.used: dict[Path, str] = {}  # modules whose definitions an analysis used -> digest
+        self.used: dict[str, str] = {}  # modules whose definitions the current analysis used
 
     @classmethod
     def around(cls, path: Path | str) -> Project:
         """The project seen from ``path``: its directory, the directory above its top-level
-        package, and the nearest repository root above it."""
+        package, and the nearest repository root above it. Files with the same roots share
+        one project, so each module of it is read once per process."""
+        roots = cls._roots(path)
+        key = tuple(roots)
+        if key not in _PROJECTS:
+            if len(_PROJECTS) >= MAX_PROJECTS:
+                _PROJECTS.clear()
+            _PROJECTS[key] = cls(roots)
+        return _PROJECTS[key]
+
+    @staticmethod
+    def _roots(path: Path | str) -> list[Path]:
         here = Path(path).resolve().parent
         roots = [here]
         top = here
@@ -64,7 +77,7 @@ class Project:
             if any((parent / marker).exists() for marker in _MARKERS):
                 roots.append(parent)
                 break
-        return cls(list(dict.fromkeys(roots)))
+        return list(dict.fromkeys(roots))
 
     def definition(self, module: str, name: str, importer: Path | None = None,
                    level: int = 0) -> tuple[ast.AST, LoadedModule] | None:
@@ -77,7 +90,7 @@ class Project:
         if found is None:
             # `from pkg import mod` then `mod.fn(...)`: handled by the caller as a module
             return None
-        self.used[loaded.path] = loaded.digest
+        self.used[str(loaded.path)] = loaded.digest
         return found, loaded
 
     def module(self, module: str, importer: Path | None = None, level: int = 0) -> LoadedModule | None:

@@ -144,7 +144,7 @@ class ModuleIndex:
         for targets, call in constructed:
             cls = last_name(dotted(call.func) or "")
             if cls not in self.classes:
-                self._import_class(call.func)
+                self.import_class(call.func)
             if cls in self.classes:
                 for key in filter(None, map(dotted, targets)):
                     self.instances[key] = cls
@@ -467,7 +467,7 @@ class ModuleIndex:
         for base in node.bases:
             base_name = last_name(dotted(base) or "")
             if base_name not in self.classes:
-                self._import_class(base)
+                self.import_class(base)
             found = self.class_method(base_name, name, seen | {cls})
             if found is not None:
                 return found
@@ -484,7 +484,7 @@ class ModuleIndex:
         for base in node.bases:
             name = last_name(dotted(base) or "")
             if name not in self.classes and name not in OPTIMIZER_CLASSES:
-                self._import_class(base)
+                self.import_class(base)
             if name in OPTIMIZER_CLASSES or name.endswith("Optimizer") or \
                     self.is_optimizer_class(name, seen | {cls}):
                 return True
@@ -515,7 +515,7 @@ class ModuleIndex:
                 return found[0]
         return None
 
-    def _import_class(self, callee: ast.AST) -> None:
+    def import_class(self, callee: ast.AST) -> None:
         """Know the class that ``callee`` names (``Trainer``, ``engine.Trainer``) when another
         module of the project defines it."""
         key = dotted(callee) or ""

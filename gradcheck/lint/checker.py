@@ -50,6 +50,7 @@ class Outcome:
 
     findings: list[Finding]
     warnings: list[tuple[int, str]] = field(default_factory=list)
+    depends: dict[str, str] = field(default_factory=dict)  # other modules read -> their digests
 
 
 def check_document(document: Document, path: str, codes: frozenset[str], known: set[str]) -> Outcome:
@@ -69,8 +70,9 @@ def check_document(document: Document, path: str, codes: frozenset[str], known: 
     warnings = noqa.warnings_for(suppressions, known, source)
     if suppressions.whole_file or not codes:
         return Outcome(syntax_errors(source, path), warnings)  # comments never hide a syntax error
+    depends: dict[str, str] = {}
     try:
-        found = lint_rules.check_source(source, path, select=set(codes))
+        found = lint_rules.check_source(source, path, select=set(codes), depends=depends)
     except LintSyntaxError as error:
         return Outcome([io_error(f"syntax error: {error.message}", error.line, error.column)], warnings)
     except Exception as error:  # noqa: BLE001  (a bug in a rule must not end the run)
@@ -81,4 +83,4 @@ def check_document(document: Document, path: str, codes: frozenset[str], known: 
     kept = [f for f in found if f.code in codes and f.code != IO_ERROR_CODE]
     if suppressions.by_line or suppressions.file_codes:
         kept = noqa.unsuppressed(kept, suppressions, source)
-    return Outcome([endings.finding(f) for f in sorted(not_checked + kept)], warnings)
+    return Outcome([endings.finding(f) for f in sorted(not_checked + kept)], warnings, depends)

@@ -19,6 +19,7 @@ class FileResult:
     diff: str = ""
     output: bytes | None = None  # stdin with --fix: the fixed text
     noqa_added: int = 0  # --add-noqa: the lines that got a comment
+    depends: dict[str, str] = field(default_factory=dict)  # other modules read -> digests
 
     def locate(self, line: int) -> tuple[int | None, int]:
         """``(cell number or None, line)`` for a program line.

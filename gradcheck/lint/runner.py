@@ -111,15 +111,20 @@ def process(job: Job, mode: Mode, known: set[str]) -> FileResult:
     document = parse(job.data, notebook=job.notebook)
     warnings: list[tuple[int, str]] = []
 
+    depends: dict[str, str] = {}
+
     def lint(doc: Document) -> list:
         outcome = check_document(doc, job.display, job.codes, known)
         warnings[:] = outcome.warnings
+        depends.update(outcome.depends)
         return outcome.findings
 
     if mode.add_noqa:
         return _cell_messages(add_noqa(job, document, lint, warnings))
     if not mode.fixing:
-        return _cell_messages(FileResult(job.display, lint(document), warnings, cells(document)))
+        result = FileResult(job.display, lint(document), warnings, cells(document))
+        result.depends = depends
+        return _cell_messages(result)
     fixed_doc, applied, remaining = fix_document(document, lint, unsafe=mode.unsafe)
     result = FileResult(job.display, remaining, warnings, cells(fixed_doc), fixed=applied)
     new_bytes = fixed_doc.to_bytes()
@@ -198,7 +203,10 @@ def _in_children(jobs: list[Job], size: Callable[[Job], int], workers: int, mode
     return pools.run_contained(jobs, work, _crashed)
 
 
-def _from_cache(display: str, value: dict) -> FileResult:
+def _from_cache(display: str, value: dict) -> FileResult | None:
+    """The stored result, or None when a module its analysis read has changed since."""
+    if not all(_digest(path) == digest for path, digest in value.get("depends", {}).items()):
+        return None
     return FileResult(
         display,
         [finding_from_dict(f) for f in value["findings"]],
@@ -207,11 +215,21 @@ def _from_cache(display: str, value: dict) -> FileResult:
     )
 
 
+def _digest(path: str) -> str | None:
+    import hashlib
+
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
 def _to_cache(result: FileResult) -> dict:
     return {
         "findings": [finding_to_dict(f) for f in result.findings],
         "warnings": [list(w) for w in result.warnings],
         "cells": None if result.cells is None else [list(c) for c in result.cells],
+        "depends": dict(sorted(result.depends.items())),
     }
 
 
@@ -272,8 +290,8 @@ def lint_paths(options: LintOptions) -> Report:
             continue
         key = entry_key(data, notebook, codes, explicit)
         hit = cache.get(key)
-        if hit is not None:
-            cached = _from_cache(display, hit)
+        cached = _from_cache(display, hit) if hit is not None else None
+        if cached is not None:
             if not _needs_work(cached, mode):
                 results.append(cached)
                 continue

@@ -64,6 +64,14 @@ class Rule:
                        cls.SEVERITY, fix)
 
 
+def crosses_modules(issue) -> bool:
+    """Whether an event of ``issue`` happens inside another module's function (its position
+    is the call here): no text edit here could be proven to fix just that."""
+    events = (issue.at, issue.step, *issue.backwards, *issue.applied_by, *issue.also,
+              *getattr(issue, "foreign", ()))
+    return any(event.via for event in events)
+
+
 def short(text: str) -> str:
     """First line of a code snippet, for messages: ``for p in model.parameters()``."""
     first = text.strip().splitlines()[0] if text.strip() else text

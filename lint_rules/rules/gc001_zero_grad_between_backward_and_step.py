@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from lint_rules import fixes
-from lint_rules.rules.base import Invalid, Rule, Valid, short
+from lint_rules.rules.base import Invalid, Rule, Valid, crosses_modules, short
 
 
 class ZeroGradBetweenBackwardAndStep(Rule):
@@ -261,7 +261,7 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     def check(cls, analysis) -> list:
         findings = []
         for issue in analysis.gc001:
-            edits, safe = _fix(analysis, issue)
+            edits, safe = (None, True) if crosses_modules(issue) else _fix(analysis, issue)
             findings.append(
                 cls.finding(analysis, issue.at.node, _message(issue), edits, safe=safe,
                             description="move the reset to just after the step")

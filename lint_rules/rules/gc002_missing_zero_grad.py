@@ -5,7 +5,7 @@ from typing import ClassVar
 
 from lint_rules import fixes
 from lint_rules.effects import ALIAS_PREFIX
-from lint_rules.rules.base import Invalid, Rule, Valid, short
+from lint_rules.rules.base import Invalid, Rule, Valid, crosses_modules, short
 
 
 class MissingZeroGrad(Rule):
@@ -270,7 +270,12 @@ class MissingZeroGrad(Rule):
             if issue.restep:
                 findings.append(cls.finding(analysis, step.node, message))
                 continue
-            edits, safe = _foreign_fix(analysis, issue, name) if issue.foreign else _fix(analysis, issue)
+            if crosses_modules(issue):
+                edits, safe = None, True
+            elif issue.foreign:
+                edits, safe = _foreign_fix(analysis, issue, name)
+            else:
+                edits, safe = _fix(analysis, issue)
             findings.append(cls.finding(analysis, step.node, message, edits, safe=safe,
                                         description=f"insert `{name}.zero_grad()` after the step"))
         return findings

@@ -1,0 +1,140 @@
+"""Whole-project analysis: calls into other modules of the project are followed.
+
+Each test writes a small project to a temporary directory, the way training code is spread
+over a package: a training script, and the helpers, meters, optimizer classes and base
+trainers it imports.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from lint_rules import check_source
+
+HELPERS = '''\
+import torch
+
+
+def reset(model):
+    model.zero_grad(set_to_none=True)
+
+
+def clear(optimizer):
+    optimizer.zero_grad()
+
+
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0, 0
+
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+
+
+class PlainSGD(torch.optim.Optimizer):
+    def step(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                p.data.add_(p.grad, alpha=-group["lr"])
+                p.grad = None
+'''
+
+
+def project(tmp_path: Path, train: str) -> Path:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "helpers.py").write_text(HELPERS)
+    (tmp_path / "pyproject.toml").write_text("")
+    script = tmp_path / "train.py"
+    script.write_text(train)
+    return script
+
+
+def lint(script: Path) -> list[tuple[int, str, bool]]:
+    found = check_source(script.read_text(), str(script), strict=True)
+    return [(f.line, f.code, f.fix is not None) for f in found]
+
+
+def test_a_reset_inside_an_imported_helper_counts(tmp_path: Path) -> None:
+    script = project(tmp_path, '''\
+from pkg.helpers import reset
+
+
+def train(model, optimizer, loader):
+    for x in loader:
+        model(x).sum().backward()
+        optimizer.step()
+        reset(model)
+''')
+    assert lint(script) == []
+    # without the project (another file's helper unknown) the same text is judged alone
+    assert [f.code for f in check_source(script.read_text(), strict=True)] == ["GC002"]
+
+
+def test_a_helper_that_resets_every_micro_batch_is_reported_at_its_call(tmp_path: Path) -> None:
+    script = project(tmp_path, '''\
+from pkg import helpers
+
+
+def train(model, optimizer, loader, k):
+    for i, x in enumerate(loader):
+        helpers.clear(optimizer)
+        model(x).sum().backward()
+        if (i + 1) % k == 0:
+            optimizer.step()
+''')
+    # at the call, and with no fix: moving the call could change more than the bug
+    assert lint(script) == [(6, "GC001", False)]
+
+
+def test_a_meter_of_another_module_keeps_the_graph(tmp_path: Path) -> None:
+    script = project(tmp_path, '''\
+from pkg.helpers import AverageMeter
+
+
+def train(model, optimizer, loader):
+    meter = AverageMeter()
+    for x in loader:
+        optimizer.zero_grad()
+        loss = model(x).sum()
+        loss.backward()
+        optimizer.step()
+        meter.update(loss, len(x))
+''')
+    assert [code for _, code, _ in lint(script)] == ["GC004"]
+
+
+def test_an_optimizer_class_of_another_module_clears_in_its_step(tmp_path: Path) -> None:
+    script = project(tmp_path, '''\
+from pkg.helpers import PlainSGD
+
+
+def train(model, loader):
+    optimizer = PlainSGD(model.parameters(), {"lr": 0.1})
+    for x in loader:
+        model(x).sum().backward()
+        optimizer.step()
+''')
+    assert lint(script) == []
+
+
+def test_the_cache_notices_a_changed_helper(tmp_path: Path) -> None:
+    script = project(tmp_path, '''\
+from pkg.helpers import reset
+
+
+def train(model, optimizer, loader):
+    for x in loader:
+        model(x).sum().backward()
+        optimizer.step()
+        reset(model)
+''')
+    command = [sys.executable, "-m", "gradcheck", "lint", "--format", "json", "train.py"]
+    first = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
+    assert first.returncode == 0, first.stdout + first.stderr
+    helpers = tmp_path / "pkg" / "helpers.py"
+    helpers.write_text(HELPERS.replace("    model.zero_grad(set_to_none=True)\n", "    pass\n"))
+    second = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
+    assert second.returncode == 1 and '"GC002"' in second.stdout, second.stdout + second.stderr

@@ -164,7 +164,7 @@ def fake_rules(monkeypatch: pytest.MonkeyPatch):
     raises for ``CRASH``, kills its process with SIGSEGV for ``SEGV`` and reports a syntax error for ``SYNTAX``."""
     calls: list[str] = []
 
-    def check_source(source: str, path: str = "<string>", *, select=None) -> list[Finding]:
+    def check_source(source: str, path: str = "<string>", *, select=None, **_) -> list[Finding]:
         calls.append(path)
         if "CRASH" in source:
             raise RuntimeError("boom")

@@ -15,9 +15,9 @@ def counted(monkeypatch):
     calls: list[str] = []
     real = lint_rules.check_source
 
-    def counting(source, path="<string>", *, select=None):
+    def counting(source, path="<string>", *, select=None, **options):
         calls.append(path)
-        return real(source, path, select=select)
+        return real(source, path, select=select, **options)
 
     monkeypatch.setattr(lint_rules, "check_source", counting)
     return calls

@@ -15,8 +15,9 @@ from lint_rules.finding import Edit
 
 # `%magic`, `%%cell_magic`, `!shell`, `x = !shell`, `x = %magic`, `obj?` / `obj??` help.
 # NOTE: a magic name follows `%` directly, so a `% x` continuation line stays Python
+# NOTE: `! cmd` (a space after the `!`) is a shell escape too; no Python line starts with `!`
 _MAGIC = re.compile(
-    r"^[ \t]*(?:%{1,2}[A-Za-z_]|![^=\s]|[\w.,\s]+=[ \t]*(?:%[A-Za-z_]|![^=\s])"
+    r"^[ \t]*(?:%{1,2}[A-Za-z_]|!(?!=)|[\w.,\s]+=[ \t]*(?:%[A-Za-z_]|!(?!=))"
     r"|[\w.]+\?{1,2}[ \t]*$)"
 )
 
@@ -48,13 +49,40 @@ class Notebook:
     trailing_newline: bool
 
 
-def _placeholder(line: str) -> str:
-    """A statement as long as ``line`` (same indentation) that means nothing."""
+def _placeholder(line: str, at_margin: bool = False) -> str:
+    """A statement as long as ``line`` (same indentation) that means nothing; with
+    ``at_margin``, at column 0 (the lines of a `%%cell` magic: their indentation is not
+    Python's, and a placeholder indented under nothing would not parse)."""
     body = line.rstrip("\r\n")
     ending = line[len(body):]
+    if not body.strip():
+        return line
     stripped = body.lstrip(" \t")
     indent = body[: len(body) - len(stripped)]
+    if at_margin:
+        return "0" + " " * (len(body) - 1) + ending
     return indent + "0" + " " * (len(stripped) - 1) + ending
+
+
+def _magic_lines(lines: list[str], whole_cell: bool) -> tuple[set[int], set[int]]:
+    """Indexes of the lines that are IPython's, not Python's (magics and shell escapes,
+    with the lines a trailing backslash continues them onto), and of those whose
+    indentation is not Python's (a `%%cell` magic's body, a continuation)."""
+    if whole_cell:
+        every = set(range(len(lines)))
+        return every, every
+    found: set[int] = set()
+    continuations: set[int] = set()
+    continued = False
+    for i, line in enumerate(lines):
+        if continued:
+            continuations.add(i)
+        if continued or _MAGIC.match(line):
+            found.add(i)
+            continued = line.rstrip("\r\n").endswith("\\")
+        else:
+            continued = False
+    return found, continuations
 
 
 def _cell_source(cell: dict) -> str:
@@ -84,8 +112,9 @@ def load(raw: str) -> Notebook:
             text += "\n"
         lines = split_lines(text)  # Python's lines: a form feed or U+2028 does not end one
         whole_cell_magic = bool(lines) and lines[0].lstrip().startswith("%%")
-        magic = {i for i, ln in enumerate(lines) if whole_cell_magic or _MAGIC.match(ln)}
-        program_text = "".join(_placeholder(ln) if i in magic else ln for i, ln in enumerate(lines))
+        magic, margin = _magic_lines(lines, whole_cell_magic)
+        program_text = "".join(_placeholder(ln, i in margin) if i in magic else ln
+                               for i, ln in enumerate(lines))
         starts = [offset]
         for ln in lines:
             starts.append(starts[-1] + len(ln))

@@ -154,3 +154,21 @@ def test_fix_keeps_the_byte_order_mark_of_a_notebook(project, kit):
     fixed = path.read_bytes()
     assert fixed.startswith(b"\xef\xbb\xbf") and not fixed[3:].startswith(b"\xef\xbb\xbf")
     assert "optimizer.zero_grad()" in json.loads(fixed[3:].decode("utf-8"))["cells"][3]["source"][-1]
+
+
+def test_shell_escapes_with_a_space_and_continuations_are_not_python() -> None:
+    from gradcheck.lint.notebook import load
+
+    shell = "! python prepare.py --data_dir data \\\n      --split train \\\n      --out out\n"
+    nb = load(json.dumps({"cells": [{"cell_type": "code", "source": shell}]}))
+    compile(nb.program, "nb", "exec")  # every line is a placeholder that parses
+    assert len(nb.program) == len(shell)
+
+
+def test_a_cell_magic_body_with_indented_lines_parses() -> None:
+    from gradcheck.lint.notebook import load
+
+    cell = "%%writefile setup.py\ndef f():\n    return 1\n\n    # indented comment\n"
+    nb = load(json.dumps({"cells": [{"cell_type": "code", "source": cell}]}))
+    compile(nb.program, "nb", "exec")
+    assert len(nb.program) == len(cell)

@@ -35,6 +35,7 @@ _GRAPH_KEEPING = frozenset({
     "sqrt", "exp", "log", "div_", "mul_", "add_", "sub_", "cuda",
 })
 _KEEPERS = frozenset({"append", "extend", "insert"})
+MAX_DERIVATIONS = 8  # bindings followed back from a backward's loss
 
 
 @dataclass(frozen=True)
@@ -125,11 +126,21 @@ class _Unit:
 
     def _note_backward(self, call: ast.Call) -> None:
         loss = ev.backward_loss(call)
-        for name in _value_names(loss) if loss is not None else ():
-            binding = self.bindings.reaching(name.id, call)
-            if not self._detached(binding):
-                self.losses.setdefault((binding, name.id), call)
-                self.loss_names.add(name.id)
+        pending = [(name, call) for name in _value_names(loss)] if loss is not None else []
+        seen: set[tuple] = set()
+        while pending and len(seen) < MAX_DERIVATIONS:
+            name, at = pending.pop()
+            binding = self.bindings.reaching(name.id, at)
+            if (binding, name.id) in seen or self._detached(binding):
+                continue
+            seen.add((binding, name.id))
+            self.losses.setdefault((binding, name.id), call)
+            self.loss_names.add(name.id)
+            # `loss = loss / k` before the backward: the loss it was computed from is in
+            # the same graph (`total += loss` above that line keeps it)
+            value = getattr(binding, "value", None)
+            if type(binding) is ast.Assign and value is not None:
+                pending += [(n, binding) for n in _value_names(value) if self._computed(n, binding)]
 
     def _note_loss_returning_calls(self) -> None:
         returners = self.returners
@@ -139,6 +150,22 @@ class _Unit:
                     and node.value.func.id in returners:
                 self.losses.setdefault((node, node.targets[0].id), returners[node.value.func.id])
                 self.loss_names.add(node.targets[0].id)
+
+    def _computed(self, name: ast.Name, at: ast.AST, depth: int = 3) -> bool:
+        """Whether ``name`` holds a value computed here (a model's output, a loss, a field of
+        one: ``outputs.loss``), not a parameter or a setting such as ``k`` in ``loss = loss
+        / k`` or ``k = args.accum``."""
+        binding = self.bindings.reaching(name.id, at)
+        value = getattr(binding, "value", None)
+        if type(binding) not in (ast.Assign, ast.AugAssign) or value is None or depth == 0:
+            return False
+        while type(value) in (ast.Attribute, ast.Subscript):
+            value = value.value
+        if type(value) is ast.Name:  # `loss = outputs.loss`: as computed as `outputs` is
+            return self._computed(value, binding, depth - 1)
+        return type(value) in (ast.Call, ast.BinOp, ast.UnaryOp) and not (
+            type(value) is ast.Call and type(value.func) is ast.Name
+            and value.func.id in ("int", "float", "len", "max", "min", "round"))
 
     def _detached(self, binding: ast.AST | None) -> bool:
         if binding is None:

@@ -212,7 +212,7 @@ def _zeroed_once_before(
         block = _block_holding(owner, node)
         position = next((i for i, s in enumerate(block) if s is node), None)
         for stmt in reversed(block[:position] if position is not None else []):
-            event = _zero_statement(analysis, stmt, issue.optimizer)
+            event = _zero_statement(analysis, stmt, issue.optimizer, issue.names)
             if event is not None:
                 return event, loop
         if isinstance(owner, (ast.Module, *syntax.FUNCTIONS)):
@@ -220,7 +220,8 @@ def _zeroed_once_before(
         node = owner
 
 
-def _zero_statement(analysis: Analysis, stmt: syntax.Statement, optimizer: str) -> ev.Event | None:
+def _zero_statement(analysis: Analysis, stmt: syntax.Statement, optimizer: str,
+                    names: dict[str, tuple[str, ...]] | None = None) -> ev.Event | None:
     node: ast.AST | None = None
     target = ev.ALL
     if type(stmt) is ast.Expr and type(stmt.value) is ast.Call:
@@ -233,7 +234,10 @@ def _zero_statement(analysis: Analysis, stmt: syntax.Statement, optimizer: str) 
         node = stmt  # for opt in optimizers: opt.zero_grad()
     elif ev.is_grad_zeroing(stmt):
         node = stmt
-    if node is None or not _zeroes(analysis.index, target, optimizer):
+    # inside a function walked at its call, its parameter stands for the caller's optimizer
+    head, dot, rest = target.partition(".")
+    spelled = {target} | {m + dot + rest for m in (names or {}).get(head, ())}
+    if node is None or not any(_zeroes(analysis.index, t, optimizer) for t in spelled):
         return None
     return ev.Event(ev.ZERO, node, analysis.text, target)
 

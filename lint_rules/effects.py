@@ -54,6 +54,7 @@ class Issue:
     also: tuple[ev.Event, ...] = ()  # GC002: other steps of the same optimizer, same cause
     restep: bool = False  # GC002: no backward since ``applied_by`` applied the same gradients
     foreign: tuple[ev.Event, ...] = ()  # GC002: another network's passes under ``backwards``
+    names: dict = field(default_factory=dict, repr=False)  # the frame's parameters -> caller keys
 
 
 class Effects:
@@ -320,6 +321,7 @@ class Effects:
         else:
             return
         for issue in issues:
+            issue.names = self._subst[-1]
             known = self.issues.setdefault((issue.code, issue.at.line, issue.at.col, opt), issue)
             known.applied_by += tuple(a for a in issue.applied_by if a not in known.applied_by)
 

@@ -351,7 +351,8 @@ class ModuleIndex:
     def is_group(self, key: str) -> bool:
         """A collection of optimizers by its name (``optimizers``, ``self.opts``), unless this
         file built one optimizer under that name (``opt_heads = Adam(...)``)."""
-        return is_group_name(key) and key not in self.optimizers and key not in self.annotated
+        return is_group_name(key) and key not in self.optimizers and key not in self.annotated \
+            and not key.endswith("]")  # `self.optimizers["critic"]` is one member of it
 
     def models_of(self, optimizer: str) -> set[str]:
         """Receivers whose ``.parameters()`` went into ``optimizer``'s constructor."""

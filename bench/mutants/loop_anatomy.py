@@ -202,10 +202,27 @@ def training_loops(scope: ast.AST, owners: dict[str, str], helper: bool) -> list
             trains.append(stmt)
     innermost = [loop for loop in trains
                  if not any(other is not loop and _contains(loop, other) for other in trains)]
-    found = [_pair(scope, loop, events_of([loop]), owners) for loop in innermost]
-    if not found and helper and _trains(events_of(body)):
+    # A loop that ends in an unconditional `break` or `return` runs once: nothing it leaves
+    # behind reaches a later iteration, so no operator can plant a bug in it.
+    found = [_pair(scope, loop, events_of([loop]), owners) for loop in innermost
+             if not _runs_once(loop)]
+    if not found and helper and _trains(events_of(body)) and not _builds_optimizer(scope, events_of(body)):
         found.append(_pair(scope, None, events_of(body), owners))
     return found
+
+
+def _runs_once(loop: ast.AST) -> bool:
+    body = getattr(loop, "body", [])
+    return bool(body) and isinstance(body[-1], (ast.Break, ast.Return))
+
+
+def _builds_optimizer(scope: ast.AST, events: list[Event]) -> bool:
+    """A helper that builds the optimizer it steps starts afresh on every call: deleting its
+    reset plants no bug in it."""
+    stepped = {e.target for e in events if e.kind == "step"}
+    bound = {t.id for node in ast.walk(scope) if isinstance(node, ast.Assign)
+             for t in node.targets if isinstance(t, ast.Name)}
+    return bool(stepped & bound)
 
 
 def _trains(events: list[Event]) -> bool:

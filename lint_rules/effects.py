@@ -281,6 +281,7 @@ class Effects:
             facts = dict(facts)
             mine = facts.get(opt, facts[None])
             new_mine = set()
+            self._step_kinds.setdefault((event.node_id, opt), set()).update(f[0] for f in mine)
             for fact in ordered(mine):
                 self._report(fact, event, opt)
                 new_mine.add(after_step(fact, event))
@@ -322,7 +323,8 @@ class Effects:
             return
         for issue in issues:
             issue.names = self._subst[-1]
-            known = self.issues.setdefault((issue.code, issue.at.line, issue.at.col, opt), issue)
+            key = (issue.code, issue.at.line, issue.at.col, opt, issue.restep)
+            known = self.issues.setdefault(key, issue)
             known.applied_by += tuple(a for a in issue.applied_by if a not in known.applied_by)
 
     def _deliberate_reset(self, zero: ev.Event) -> bool:
@@ -396,13 +398,19 @@ class Effects:
         return state
 
     def _closure(self, closure: ast.AST, state: State) -> State:
-        if type(closure) is ast.Lambda:
-            return self._calls_in(closure.body, closure, state)
-        if type(closure) is ast.Name:
-            fn = self._local_defs[-1].get(closure.id) or self.index.functions.get(closure.id)
-            if fn is not None:
-                return self._inline(fn, None, state)
-        return state
+        # A closure handed to step() starts by resetting on purpose: whatever was there
+        # before (a call of the same closure to log the loss, say) is not meant for the step.
+        self._handlers += 1
+        try:
+            if type(closure) is ast.Lambda:
+                return self._calls_in(closure.body, closure, state)
+            if type(closure) is ast.Name:
+                fn = self._local_defs[-1].get(closure.id) or self.index.functions.get(closure.id)
+                if fn is not None:
+                    return self._inline(fn, None, state)
+            return state
+        finally:
+            self._handlers -= 1
 
     def _inline(self, fn: FunctionNode, call: ast.Call | None, state: State,
                 receiver: str | None = None) -> State:

@@ -19,10 +19,12 @@ from lint_rules.effects import Effects, Issue
 from lint_rules.finding import AnalysisIncomplete
 from lint_rules.source import SourceText
 from lint_rules.states import (
+    APPLIED,
     CLEAN,
     State,
     compact,
     dropped,
+    kinds,
     forget,
     initial_state,
     join,
@@ -76,6 +78,8 @@ class Interpreter(Compound, Effects):
         self._budget = BUDGET
         self._loop_assigned: dict[int, set[str]] = {}
         self._if_nodes: dict[int, ast.If] = {}  # the `if` statements met, by id
+        self._counters: dict[str, bool] = {}  # loop counter -> whether this is the first pass
+        self._step_kinds: dict[tuple, set[str]] = {}  # (step, optimizer) -> kinds of facts met
         self._bindings: dict[int, object] = {}  # scope -> its Bindings, for reach.py
         self._aliases: dict[str, str] = {}  # model given another's gradient tensors -> their key
         self.alias_sites: dict[str, ast.AST] = {}  # that key -> the statement handing them over
@@ -108,6 +112,12 @@ class Interpreter(Compound, Effects):
                                  "statements")
         except RecursionError:
             self._give_up(where, "the code nests too deeply for the flow analysis")
+        # A second step "with nothing new" is reported only when no path brings it new
+        # gradients: a backward under a test we cannot read (`if loss.requires_grad:`)
+        # leaves a path without one, which is no evidence of a double step.
+        self.issues = {key: issue for key, issue in self.issues.items()
+                       if not issue.restep or self._step_kinds[(issue.step.node_id, issue.optimizer)]
+                       <= {APPLIED, CLEAN}}
         if self._merged and self.issues:
             # The findings may come from paths that merging made up: do not guess.
             raise PathsMerged(
@@ -227,6 +237,10 @@ class Interpreter(Compound, Effects):
         """The truth of a test made only of parameters the call set to literals, else None.
 
         """
+        for counter, first in self._counters.items():
+            answer = _first_test(test, counter, first)
+            if answer is not None:
+                return answer
         constants = self._constants[-1]
         if not constants:
             return None
@@ -277,6 +291,8 @@ class Interpreter(Compound, Effects):
         if len(yes) + len(no) > self.max_worlds:
             yes, no = compact(yes), compact(no)
         if len(yes) + len(no) > self.max_worlds:
+            yes, no = compact(yes, kinds), compact(no, kinds)
+        if len(yes) + len(no) > self.max_worlds:
             # NOTE: merging over-approximates: it can only add findings, never hide one, so a
             # unit that ends without findings is still clean (see run()).
             self._merged = True
@@ -307,9 +323,16 @@ class Interpreter(Compound, Effects):
         head = rebinding.restart(forget(state, varies), fresh, fresh_optimizers)
         entry = head
         brk = ret = done = None
+        counter = self._first_iteration_counter(node, body)
         try:
-            for _ in range(MAX_LOOP_PASSES):
-                flow = self._block(body, head)
+            for number in range(MAX_LOOP_PASSES):
+                if counter is not None:
+                    # `for i, b in enumerate(loader): if i == 0: opt.zero_grad()`: the first
+                    # pass is the one where `i == 0`; later ones start from the back edge only
+                    self._counters[counter] = number == 0
+                    if number == 1:
+                        head = None
+                flow = self._block(body, head) if head is not None else Flow()
                 brk, ret = join(brk, flow.brk), join(ret, flow.ret)
                 back = join(flow.normal, flow.cont)
                 if isinstance(node, syntax.FUNCTIONS):
@@ -320,11 +343,13 @@ class Interpreter(Compound, Effects):
                     back = rebinding.restart(back, fresh, fresh_optimizers)
                     back = rebinding.restore(back, members, entry)
                 new_head = join(head, forget(back, varies) if back else None)
-                if new_head == head:
+                if new_head == head and number > 0:
                     break
                 head = new_head
         finally:
             self._loops.pop()
+            if counter is not None:
+                self._counters.pop(counter, None)
             if aliases:
                 self._subst.pop()
         # NOTE: a loop is assumed to run at least once; the zero-iteration path of
@@ -335,6 +360,24 @@ class Interpreter(Compound, Effects):
             tail = self._block(orelse, done)
             return Flow(normal=join(tail.normal, brk), ret=join(ret, tail.ret))
         return Flow(normal=exit_state, ret=ret)
+
+    def _first_iteration_counter(self, node: ast.AST, body: list[syntax.Statement]) -> str | None:
+        """The loop's own counter (``i`` of ``enumerate(...)`` or ``range(n)``, from 0) when the
+        body compares it with 0; else None."""
+        if not isinstance(node, syntax.FOR_LOOPS) or type(node.iter) is not ast.Call:
+            return None
+        it, target = node.iter, node.target
+        name = syntax.callee_name(it)
+        if name == "enumerate" and len(it.args) == 1 and not it.keywords and \
+                type(target) is ast.Tuple and target.elts and type(target.elts[0]) is ast.Name:
+            counter = target.elts[0].id
+        elif name == "range" and len(it.args) == 1 and type(target) is ast.Name:
+            counter = target.id
+        else:
+            return None
+        tested = any(_first_test(n.test, counter) is not None for s in body for n in syntax.walk(s)
+                     if type(n) is ast.If)
+        return counter if tested else None
 
     def _loop_aliases(self, node: ast.AST) -> dict[str, tuple[str, ...]]:
         # `for opt in optimizers:` / `for opt in [opt_g, opt_d]:` -> opt names those optimizers.
@@ -394,6 +437,30 @@ class Interpreter(Compound, Effects):
     def contains_events(self, node: ast.AST) -> bool:
         """Whether ``node`` holds any call or statement that could be a gradient event."""
         return self.index.contains_events(node)
+
+
+def _first_test(test: ast.AST, counter: str, first: bool | None = None):
+    """``i == 0`` (also ``i != 0``, ``i > 0``, ``not i``) on a loop counter: its truth on the
+    first iteration (``first``) or on the later ones; None for any other test. Without
+    ``first``, whether ``test`` is such a test at all (True) or not (None)."""
+    negated = False
+    while syntax.is_not(test):
+        test, negated = test.operand, not negated
+    if type(test) is ast.Name and test.id == counter:
+        zero_is = False  # `if i:` is false on the first iteration
+    elif type(test) is ast.Compare and len(test.ops) == 1 and type(test.left) is ast.Name \
+            and test.left.id == counter and syntax.constant(test.comparators[0]) == 0 \
+            and type(test.comparators[0]) is ast.Constant and type(test.ops[0]) in _ZERO_TESTS:
+        zero_is = _ZERO_TESTS[type(test.ops[0])]
+    else:
+        return None
+    if first is None:
+        return True
+    value = zero_is if first else not zero_is
+    return value != negated
+
+
+_ZERO_TESTS = {ast.Eq: True, ast.NotEq: False, ast.Gt: False, ast.LtE: True}
 
 
 def _grad_presence(test: ast.AST) -> bool | None:

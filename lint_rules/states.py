@@ -52,10 +52,15 @@ def initial_state() -> State:
     return {frozenset(): {None: frozenset({(CLEAN,)})}}
 
 
-def compact(state: State) -> State:
+def compact(state: State, key=None) -> State:
     """The same paths in fewer worlds: two worlds whose assumptions differ only in the value
     of one test, and whose facts agree, are one world that does not assume that test (the
-    answer did not matter). Nothing is lost, so nothing is invented either."""
+    answer did not matter). Nothing is lost, so nothing is invented either.
+
+    With ``key=kinds``, facts agree when they have the same kinds for every optimizer: the
+    merged world keeps both sets of facts, so only which backward passes a message names
+    can blur."""
+    same = (lambda a, b: a == b) if key is None else (lambda a, b: key(a) == key(b))
     worlds = dict(state)
     changed = True
     while changed:
@@ -66,13 +71,20 @@ def compact(state: State) -> State:
             facts = worlds[assumptions]
             for test, value in assumptions:
                 twin = assumptions - {(test, value)} | {(test, not value)}
-                if worlds.get(twin) == facts:
-                    del worlds[assumptions], worlds[twin]
+                if twin in worlds and same(worlds[twin], facts):
+                    other = worlds.pop(twin)
+                    del worlds[assumptions]
+                    facts = merge_facts(facts, other)
                     merged = assumptions - {(test, value)}
                     worlds[merged] = merge_facts(worlds[merged], facts) if merged in worlds else facts
                     changed = True
                     break
     return worlds
+
+
+def kinds(facts: dict) -> dict:
+    """The kinds of facts each optimizer has (``clean``, ``fresh``...), without their events."""
+    return {key: frozenset(f[0] for f in value) for key, value in facts.items()}
 
 
 def forget(state: State, drop) -> State:

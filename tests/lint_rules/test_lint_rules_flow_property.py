@@ -3,8 +3,9 @@ step / continue / break under per-iteration random flags, executed concretely fo
 sequence.
 
 - GC002 is exact on this language: a step is flagged iff some execution reaches it with
-  gradients holding a backward pass that a step already applied (mixed with a new one, or
-  alone: a second step with nothing new in between applies the same gradients again).
+  gradients that mix a backward pass a step already applied with a new one, or some
+  execution reaches it with only applied ones and none with anything new (a second step
+  applies the same gradients again).
 - GC001 never fires on a program where no execution ever discards unapplied gradients.
 """
 from __future__ import annotations
@@ -78,6 +79,8 @@ class _Machine:
         self.applied: set = set()
         self.stale: set = set()
         self.discards = False
+        self.wiped = False  # the last reset threw away gradients no step had used
+        self.kinds: dict[int, set[str]] = {}  # step line -> what the gradients were there
 
     def run(self, stmts, env: dict, iteration: int) -> None:
         for stmt in stmts:
@@ -90,18 +93,32 @@ class _Machine:
                 raise _Break
             elif kind == "backward":
                 self.grads.add((iteration, stmt[1]))
+                self.wiped = False
             elif kind == "zero":
-                self.discards |= bool(self.grads - self.applied)
+                self.wiped = bool(self.grads - self.applied)
+                self.discards |= self.wiped
                 self.grads = set()
             else:  # step
-                if self.grads & self.applied:  # stale, or the same gradients applied again
-                    self.stale.add(stmt[1])
+                self.kinds.setdefault(stmt[1], set()).add(self._kind())
                 self.applied |= self.grads
+                self.wiped = False
+
+    def _kind(self) -> str:
+        new, old = self.grads - self.applied, self.grads & self.applied
+        if not self.grads:
+            return "wiped" if self.wiped else "clean"
+        return "stale" if new and old else "applied" if old else "fresh"
 
 
 def simulate(body):
-    """(lines of stale steps, whether any reset discards unapplied gradients)."""
-    stale, discards = set(), False
+    """(lines of stale steps, whether any reset discards unapplied gradients).
+
+    A step is stale when some run reaches it with old gradients mixed with new ones; it
+    applies the same gradients again when some run reaches it with only old ones and no run
+    brings it anything new (a backward under a test that is sometimes false is no evidence
+    of a double step)."""
+    kinds: dict[int, set[str]] = {}
+    discards = False
     for flags in itertools.product([False, True], repeat=len(FLAGS) * ITERATIONS):
         machine = _Machine()
         for it in range(ITERATIONS):
@@ -112,8 +129,11 @@ def simulate(body):
                 pass
             except _Break:
                 break
-        stale |= machine.stale
+        for line, seen in machine.kinds.items():
+            kinds.setdefault(line, set()).update(seen)
         discards |= machine.discards
+    stale = {line for line, seen in kinds.items()
+             if "stale" in seen or "applied" in seen and seen <= {"applied", "clean"}}
     return stale, discards
 
 

@@ -28,8 +28,10 @@ class Adapter:
         for i in self.diff:
             if not self.is_float(self.inputs[i]):
                 raise TypeError(
-                    f"input {i} has dtype {self.dtype_name(self.inputs[i])}, which cannot be "
-                    "differentiated; pass only floating-point inputs in wrt="
+                    f"wrt={list(wrt)!r} names input {i}, whose dtype "
+                    f"{self.dtype_name(self.inputs[i])} cannot be differentiated: convert it "
+                    f"to a floating dtype first, e.g. {self.float_hint()}, or leave it out "
+                    "of wrt="
                 )
 
     # -- framework hooks -------------------------------------------------------------------
@@ -110,3 +112,20 @@ class Adapter:
 
     def output_items(self, out: Any) -> list:
         return list(out) if isinstance(out, (tuple, list)) else [out]
+
+    def output_problem(self, out: Any) -> str | None:
+        """What is wrong with ``fn``'s return value as something to differentiate, or None."""
+        items = list(out) if isinstance(out, (tuple, list)) else [out]
+        if not items:
+            return f"an empty {type(out).__name__}"
+        for k, o in enumerate(items):
+            where = "" if len(items) == 1 else f" as output {k}"
+            if o is None:
+                return f"None{where}"
+            if np.asarray(o).dtype == object:
+                return f"a {type(o).__name__}{where}, which is not an array of numbers"
+        return None
+
+    def float_hint(self) -> str:
+        """How to turn an integer input into one this framework differentiates."""
+        return "x.astype(np.float64)"

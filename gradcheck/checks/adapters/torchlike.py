@@ -29,6 +29,23 @@ class TorchLikeAdapter(Adapter):
         items = list(out) if isinstance(out, (tuple, list)) else [out]
         return [o for o in items if not isinstance(o, self.lib.Tensor) or self.is_float(o)]
 
+    def output_problem(self, out: Any) -> str | None:
+        items = list(out) if isinstance(out, (tuple, list)) else [out]
+        tensors = [o for o in items if isinstance(o, self.lib.Tensor)]
+        for k, o in enumerate(items):
+            where = "" if len(items) == 1 else f" as output {k}"
+            if o is None:
+                return f"None{where}"
+            # NOTE: a Python float is a tensor's value cut off from autograd (.item(), float())
+            if isinstance(o, (float, complex)):
+                return f"a Python {type(o).__name__} ({o:.6g}){where}, not a tensor"
+        if not tensors:
+            return f"a {type(out).__name__}, not a tensor"
+        return None
+
+    def float_hint(self) -> str:
+        return "x.double().requires_grad_()"
+
     def call(self, args: list) -> Any:
         with self.lib.no_grad():
             return self.fn(*args)

@@ -11,7 +11,7 @@ import numpy as np
 from gradcheck.checks import arguments
 from gradcheck.checks import numeric as num
 from gradcheck.checks.adapters import adapter_for
-from gradcheck.checks.errors import user_error
+from gradcheck.checks.errors import GradcheckError, user_error
 from gradcheck.checks.fast import DEFAULT_PROBES, run_fast
 from gradcheck.checks.full import run_full
 from gradcheck.checks.numeric import taylor_order
@@ -55,11 +55,16 @@ def check_grad(
     adapter = adapter_for(inputs, fn=fn, wrt=wrt, vjp=vjp)
     if not adapter.diff:
         raise ValueError(_nothing_to_differentiate(adapter))
-    target = Target(adapter, names, batch)
+    try:
+        target = Target(adapter, names, batch)
+    except GradcheckError as err:
+        if isinstance(err.__cause__, TypeError):
+            arguments.check_arity(fn, len(inputs))
+        raise
     result = GradcheckResult(mode=mode, method=method, framework=adapter.name,
                              eval_dtype=target.eval_name)
     rng = np.random.default_rng(seed)
-    result.problems, shapes_ok = backward_problems(target, rng, nondet_tol)
+    result.problems, shapes_ok, first_vjp = backward_problems(target, rng, nondet_tol)
     # with a wrongly shaped grad, values cannot be compared; the shape problem is the report
     if method == "complex" and (target.complex_inputs or target.complex_outputs):
         raise ValueError("method='complex' needs real inputs and outputs; this function has "
@@ -70,7 +75,7 @@ def check_grad(
         if mode == "full":
             run_full(result, target, method, eps, atol, rtol, one_sided=screen == "one-sided")
         else:
-            run_fast(result, target, probes or DEFAULT_PROBES, seed, atol, rtol)
+            run_fast(result, target, probes or DEFAULT_PROBES, seed, atol, rtol, first_vjp)
         if taylor or (taylor is None and mode == "full"):
             with target.during("forward", None, "of the Taylor test (every input moved along "
                                "a random direction)"):
@@ -113,12 +118,14 @@ def check_gradgrad(fn: Callable, inputs: Any, grad_outputs: Any = None, **option
     True
     """
     inputs = arguments.as_inputs(inputs)
-    arguments.check_function(fn, len(inputs))
+    arguments.check_function(fn)
     wrt = arguments.check_wrt(options.pop("wrt", None), len(inputs))
     adapter = adapter_for(inputs, fn=fn, wrt=wrt, vjp=options.get("vjp"))
     try:
         outputs = adapter.output_items(adapter.call(list(adapter.inputs)))
     except Exception as exc:  # noqa: BLE001 - the user's function may raise anything
+        if isinstance(exc, TypeError):
+            arguments.check_arity(fn, len(inputs))
         raise user_error(exc, fn, "forward", "at the given inputs, before building the "
                          "second-order check") from exc
     first = adapter.first_order(len(outputs))

@@ -180,9 +180,16 @@ def entry_tolerance(target: Target, pos: int, k: int, numeric, estimate, element
     return tolerance_at(target, pos, k, numeric, estimate, s, atol, rtol, floor)
 
 
-def entry_scale(target: Target, k: int, s, outs=None, block_scale=None, numeric=None):
-    """``S = max(block scale, |f_o| / s_j)``: the size an entry's rounding is relative to."""
+def entry_scale(target: Target, k: int, s, outs=None, block_scale=None, numeric=None,
+                whole_output: bool = False):
+    """``S = max(block scale, |f_o| / s_j)``: the size an entry's rounding is relative to.
+
+    With ``whole_output``, ``|f_o|`` is the largest over output k: the scale that the
+    resolution of the finite differences is judged against (ladder.unresolved), where an
+    output element that happens to be zero (floor(0.5)) must not make every error large."""
     f0 = num.finite_abs(target.f0[k].ravel())
+    if whole_output:
+        f0 = np.full(f0.shape, float(np.max(f0, initial=0.0)))
     f0 = f0[None, :] if outs is None else f0[outs]
     if block_scale is None:
         block_scale = float(np.max(num.finite_abs(numeric), initial=0.0))
@@ -226,7 +233,8 @@ def compare_block(result: GradcheckResult, target: Target, pos: int, k: int,
         tol = tolerance_at(target, pos, k, numeric_block, cols.estimate[k], size[:, None],
                            atol, rtol, floor=not cols.complex_step,
                            block_scale=block_scale).ravel()
-        scale = entry_scale(target, k, size[:, None], block_scale=block_scale).ravel()
+        scale = entry_scale(target, k, size[:, None], block_scale=block_scale,
+                            whole_output=True).ravel()
     else:
         rows, outs = np.nonzero(judged)
         numeric, estimate = numeric_block[rows, outs], cols.estimate[k][rows, outs]
@@ -234,7 +242,7 @@ def compare_block(result: GradcheckResult, target: Target, pos: int, k: int,
         undecided = None if undecided_block is None else undecided_block[rows, outs]
         tol = tolerance_at(target, pos, k, numeric, estimate, size[rows], atol, rtol,
                            floor=not cols.complex_step, outs=outs, block_scale=block_scale)
-        scale = entry_scale(target, k, size[rows], outs, block_scale)
+        scale = entry_scale(target, k, size[rows], outs, block_scale, whole_output=True)
     err = np.abs(analytic_ - numeric)
     rel = err / np.maximum(np.abs(numeric), max(1e-8 * block_scale, 1e-300))
     smooth = ~kink

@@ -29,9 +29,7 @@ from gradcheck.checks.target import Target
 
 LADDER = (1 / 512, 1 / 64, 1 / 8, 16.0, 256.0, 4096.0)  # multiples of the default step
 RESOLUTION = 1e-4  # an entry is resolved when SAFETY * E <= this fraction of |N| + S
-KINK_PENALTY = 1e6  # a step that does not resolve an entry is used only if none does
-# (one that sees a kink there only if all do)
-NOISE_STEP = 1e-4  # relative step of the noise probe (effective_eps)
+NOISE_STEPS = (8e-3, 1e-3, 1.25e-4)  # relative steps of the noise probe (effective_eps)
 NOISE_SEED = 20240918  # fixed: the probe must not depend on the user's seed
 
 
@@ -69,11 +67,12 @@ def effective_eps(target: Target) -> float:
     Along a seeded random direction ``w = u * max(1, |x|)``, the fourth difference of the
     five points ``f(x + c d w)``, ``c = -2..2``, is about ``d^4`` times the fourth derivative
     where ``f`` is smooth, about ``d`` times the jump in slope at a kink within ``2 d``, and
-    independent of ``d`` where it is rounding noise. It is taken at ``d = NOISE_STEP`` and at
-    ``d / 8``: an output element whose fourth difference does not shrink with ``d`` is noisy,
-    and the median over all output elements (zero for those that are not noisy) of that
-    fourth difference relative to ``|f|`` is the function's rounding. It is measured once
-    per check, the first time the ladder runs (8 evaluations).
+    independent of ``d`` where it is rounding noise. It is taken at the three ``NOISE_STEPS``
+    (each 8 times the next): an output element whose fourth difference does not shrink from
+    one to the next is noisy there, and the median over all output elements (zero for those
+    that are not noisy) of that fourth difference relative to ``|f|`` is the function's
+    rounding (the largest of the two pairs: a coarse rounding swallows the smallest step
+    whole). It is measured once per check, the first time the ladder runs (12 evaluations).
     """
     found = getattr(target, "effective_eps", None)
     if found is not None:
@@ -84,7 +83,7 @@ def effective_eps(target: Target) -> float:
     fourth = []
     with target.during("forward", None, "of the noise probe (every input moved along a "
                        "random direction)"):
-        for d in (NOISE_STEP, NOISE_STEP / 8):
+        for d in NOISE_STEPS:
             s = [target.evaluate([x if i not in ws else x + c * d * ws[i]
                                   for i, x in enumerate(target.x)]) for c in (-2, -1, 1, 2)]
             fourth.append(np.concatenate([
@@ -92,10 +91,12 @@ def effective_eps(target: Target) -> float:
                 for k, f in enumerate(target.f0)]))
     size = np.concatenate([num.finite_abs(f).ravel() for f in target.f0])
     size = np.maximum(size, 1e-3 * float(np.max(size, initial=0.0)))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        noisy = (fourth[1] >= 0.25 * fourth[0]) & (size > 0) & np.isfinite(fourth[1])
-        relative = np.where(noisy, fourth[1] / (4 * np.where(size > 0, size, 1.0)), 0.0)
-    level = float(np.median(relative)) if relative.size else 0.0
+    level = 0.0
+    for large, small in zip(fourth, fourth[1:]):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            noisy = (small >= 0.25 * large) & (size > 0) & np.isfinite(small)
+            relative = np.where(noisy, small / (4 * np.where(size > 0, size, 1.0)), 0.0)
+        level = max(level, float(np.median(relative)) if relative.size else 0.0)
     target.effective_eps = max(target.eval_eps, level)
     return target.effective_eps
 
@@ -145,13 +146,13 @@ class _Step:
 
     @classmethod
     def given(cls, numeric, estimate, kink, h) -> _Step:
-        """The default step's results (whether its samples moved is not known)."""
-        return cls(numeric, estimate, kink, h, np.zeros(numeric.shape, bool))
+        """The default step's results; a quotient of exactly zero counts as not moving."""
+        return cls(numeric, estimate, kink, h, numeric == 0)
 
 
 class _Verdict:
     """Per entry: the tolerance, whether the entry is within it (``ok``) and resolved, and
-    the scale it was judged at."""
+    the scale its resolution was judged at."""
 
     def __init__(self, tol, ok, unresolved_, scale):
         self.tol, self.ok, self.unresolved, self.scale = tol, ok, unresolved_, scale
@@ -159,7 +160,8 @@ class _Verdict:
 
 def _judge(target, pos, k, analytic, numeric, estimate, sizes, atol, rtol,
            block_scale=None) -> _Verdict:
-    scale = full.entry_scale(target, k, sizes, block_scale=block_scale, numeric=numeric)
+    scale = full.entry_scale(target, k, sizes, block_scale=block_scale, numeric=numeric,
+                             whole_output=True)
     tol = full.tolerance_at(target, pos, k, numeric, estimate, sizes, atol, rtol,
                             block_scale=block_scale)
     with np.errstate(invalid="ignore"):
@@ -210,10 +212,10 @@ def _choose(target, pos, k, analytic, tried: list[_Step], sizes, atol, rtol, jud
     estimate = _consistent(target, numeric, estimate, sizes, k, block_scale)
     verdicts = [_judge(target, pos, k, analytic, numeric[c], estimate[c], sizes, atol, rtol,
                        block_scale) for c in range(len(tried))]
-    size = np.maximum(num.finite_abs(numeric) + verdicts[0].scale, 1e-300)
+    # NOTE: the entry's size is the same at every step, so the smallest estimate is the
+    # smallest relative one (a step's own garbage value must not make its error look small)
     finite = np.isfinite(numeric) & np.isfinite(estimate)
-    with np.errstate(invalid="ignore"):
-        score = np.where(finite, estimate / size, np.inf)
+    score = np.where(finite, estimate, np.inf)
     precise = np.stack([~v.unresolved for v in verdicts]) & finite
     resolved = precise & ~kink
     # NOTE: noise can look like a kink at one step; a kink at x (or nearer to x than the
@@ -223,7 +225,9 @@ def _choose(target, pos, k, analytic, tried: list[_Step], sizes, atol, rtol, jud
     seen = np.stack([kink[c] & np.isfinite(numeric[c]) for c in small])
     at_kink = seen.any(axis=0) & ~resolved[small[0]]
     first_kink = np.array(small)[np.argmax(seen, axis=0)]
-    score = np.where(resolved, score, score + KINK_PENALTY * (1 + kink))
+    # resolved steps first, then unresolved ones, then unresolved ones that see a kink
+    tier = np.where(resolved, 0, np.where(kink, 2, 1))
+    score = np.where(tier == tier.min(axis=0)[None], score, np.inf)
     best = np.where(at_kink, first_kink, np.argmin(score, axis=0))
     pick = lambda a: np.take_along_axis(a, best[None], axis=0)[0]  # noqa: E731
     chosen = (pick(numeric), pick(estimate), at_kink)
@@ -250,7 +254,7 @@ def _consistent(target, numeric, estimate, sizes, k, block_scale) -> np.ndarray:
     that are right agree with each other within their estimates; one that is off from the
     others by more than its estimate has that much error.
     """
-    scale = full.entry_scale(target, k, sizes, block_scale=block_scale)
+    scale = full.entry_scale(target, k, sizes, block_scale=block_scale, whole_output=True)
     claims = ~unresolved(target, estimate, numeric, scale[None]) & np.isfinite(numeric)
     enough = claims.sum(axis=0) >= 3
     if not enough.any():

@@ -78,8 +78,23 @@ def quotient_rounding(eval_eps: float, values, h):
     >>> float(quotient_rounding(2.0**-52, [np.array([2.0])], 1.0)) == 128 * 2.0**-52
     True
     """
-    f_max = max(float(np.max(finite_abs(a), initial=0.0)) for a in values)
-    return ROUNDING * eval_eps * f_max / h
+    return ROUNDING * eval_eps * finite_max(values) / h
+
+
+def finite_max(values) -> float:
+    """The largest finite ``|a|`` over the arrays in ``values`` (0 for none).
+
+    >>> finite_max([np.array([1.0, -np.inf]), np.array([-3.0])])
+    3.0
+    """
+    found = 0.0
+    for a in values:
+        # NOTE: the plain maximum is one pass; the masked one only where it is not finite
+        biggest = float(np.max(np.abs(a), initial=0.0))
+        if not np.isfinite(biggest):
+            biggest = float(np.max(finite_abs(a), initial=0.0))
+        found = max(found, biggest)
+    return found
 
 
 def relative_floor(d: np.ndarray, eval_eps: float) -> np.ndarray:

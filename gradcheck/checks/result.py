@@ -97,8 +97,8 @@ class GradcheckResult:
                          f"direction: {_taylor_meaning(self.taylor_order, self.verdict)}")
         if self.probes is not None and self.miss_probability is not None:
             lines.append(
-                f"  fast mode: {self.probes} probe pairs per block; chance of missing one "
-                f"Jacobian entry wrong by {self.miss_error:.3g} is at most "
+                f"  fast mode: {self.probes} x {self.probes} probes per output; chance of "
+                f"missing one Jacobian entry wrong by {self.miss_error:.3g} is at most "
                 f"{self.miss_probability:.3g}"
             )
         for block in self.rechecked_blocks:

@@ -11,7 +11,8 @@ from gradcheck.checks.target import Target
 
 
 def backward_problems(target: Target, rng: np.random.Generator, nondet_tol: float):
-    """Problems found with the VJP itself, and whether every grad has its input's shape."""
+    """Problems found with the VJP itself, whether every grad has its input's shape, and
+    the first VJP made, (grad_outputs, grads), for fast mode to reuse."""
     problems: list[str] = []
     shapes_ok = True
     gos = [rng.standard_normal(f.shape) for f in target.f0]
@@ -53,4 +54,4 @@ def backward_problems(target: Target, rng: np.random.Generator, nondet_tol: floa
                 f"a zero grad_output gives a nonzero grad for {name} (max "
                 f"{float(np.max(np.abs(z))):.3g}); the backward must be linear in grad_output"
             )
-    return problems, shapes_ok
+    return problems, shapes_ok, (gos, first)

@@ -4,6 +4,14 @@ A check is inconclusive when nothing was found wrong but some entries could not 
 their finite-difference error estimate stayed a visible part of their size at every step of
 the ladder (ladder.py), their verdict changed between two steps that both resolved them, or
 they are NaN because an input is NaN. Each such input gets one sentence.
+
+>>> import numpy as np
+>>> from gradcheck.checks import check_grad
+>>> coarse = lambda x: np.sin(x).astype(np.float32).astype(np.float64)  # rounds inside
+>>> r = check_grad(coarse, np.array([0.3, 1.1]), vjp=lambda g, x: (g * np.cos(x),),
+...                raise_on_failure=False)
+>>> r.verdict, r.inconclusive[0].split(":")[0]
+('inconclusive', 'input')
 """
 from __future__ import annotations
 

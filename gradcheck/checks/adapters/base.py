@@ -68,6 +68,17 @@ class Adapter:
         """Outputs at the inputs (float64 numpy) and a VJP returning grads in native dtype."""
         raise NotImplementedError
 
+    def recorded_forward(self) -> Any:
+        """fn at the given inputs, recording what linearize() needs, which then reuses it;
+        NotImplementedError where linearize() computes its own forward."""
+        raise NotImplementedError
+
+    def inputs_are_float64(self) -> bool:
+        """Whether every floating input already has the dtype of the float64 evaluation, so
+        that a call at the given inputs is the float64 evaluation at x."""
+        return all(not self.is_float(x) or self.dtype_name(x) in ("float64", "complex128")
+                   for x in self.inputs)
+
     def differentiable_outputs(self) -> list[bool] | None:
         """After linearize(): which outputs the framework differentiates (None: all)."""
         return getattr(self, "output_requires_grad", None)

@@ -54,9 +54,15 @@ class TorchLikeAdapter(Adapter):
         """A copy of ``g`` as a tensor with ``output``'s dtype (and device)."""
         raise NotImplementedError
 
-    def linearize(self) -> tuple[list[np.ndarray], Vjp]:
+    def recorded_forward(self) -> Any:
         with self.lib.enable_grad():
-            out = self.fn(*self.inputs)
+            self._recorded = self.fn(*self.inputs)
+        return self._recorded
+
+    def linearize(self) -> tuple[list[np.ndarray], Vjp]:
+        out = getattr(self, "_recorded", None)
+        if out is None:
+            out = self.recorded_forward()
         items = self.output_items(out)
         self.output_requires_grad = [
             isinstance(o, self.lib.Tensor) and o.requires_grad for o in items]

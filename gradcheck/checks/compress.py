@@ -173,8 +173,9 @@ def _along_colors(target, i, groups, h, picked, with_x: bool) -> list[np.ndarray
         dirs = groups.directions(h, picked[start:start + chunk])
         last = with_x and start == starts[-1]  # x shares the last batch, as in phase 1
         points = np.concatenate([flat + dirs, flat - dirs] + ([flat[None]] if last else []))
-        out = [o.reshape(len(points), -1)
-               for o in target.evaluate_points(i, points.reshape((len(points),) + x.shape))]
+        label = lambda r: "of a compressed column (several elements moved at once)"  # noqa: E731
+        out = [o.reshape(len(points), -1) for o in target.evaluate_points(
+            i, points.reshape((len(points),) + x.shape), label=label)]
         plus.append([o[:len(dirs)] for o in out])
         minus.append([o[len(dirs):2 * len(dirs)] for o in out])
         at_x = [o[2 * len(dirs):] for o in out]

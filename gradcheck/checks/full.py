@@ -134,7 +134,8 @@ def directional_differences(target: Target, i: int, w: np.ndarray, t: float) -> 
     x, d = target.x[i], len(w)
     points = np.concatenate([x + t * w, x - t * w, x + t / 2 * w, x - t / 2 * w, x[None]])
     found = []
-    for out in target.evaluate_points(i, points):
+    label = lambda r: f"of the kink probe along random direction {r % d}"  # noqa: E731
+    for out in target.evaluate_points(i, points, label=label):
         out = out.reshape(len(points), -1)
         found.append(num.central_difference(
             out[-1], out[:d], out[d:2 * d], out[2 * d:3 * d], out[3 * d:4 * d],
@@ -151,7 +152,16 @@ def perturbed(target: Target, i: int, elements: np.ndarray, deltas, with_x: bool
     points = np.tile(flat, (rows, 1))
     for j, delta in enumerate(deltas):
         points[j * n + np.arange(n), elements] += delta
-    outs = target.evaluate_points(i, points.reshape((rows,) + x.shape))
+
+    def label(r: int) -> str:
+        if r >= len(deltas) * n:
+            return "at the given inputs"
+        element = int(elements[r % n])
+        index = [int(v) for v in np.unravel_index(element, x.shape)]
+        step = float(np.broadcast_to(deltas[r // n], (n,))[r % n])
+        return f"of column {element} (element {index} moved by {step:+.3g})"
+
+    outs = target.evaluate_points(i, points.reshape((rows,) + x.shape), label=label)
     return [o.reshape(rows, -1) for o in outs]
 
 

@@ -143,8 +143,9 @@ def _taylor_meaning(order: float, verdict: str) -> str:
     if verdict == "failed":
         return "first order, as the mismatches above say: the gradient is wrong along it"
     if verdict == "inconclusive":
-        return ("first order, a hint that the gradient is wrong along it; the entries above "
-                "could not be resolved, so the check does not decide")
+        return ("first order, which a wrong gradient gives, and so does rounding inside the "
+                "function; the entries above could not be resolved, so the check does not "
+                "decide")
     return ("first order, yet every Jacobian entry agrees to its tolerance; along a line of "
             "steps up to 1e-2 a kink or rounding inside the function gives this too, and "
             "the entries decide")

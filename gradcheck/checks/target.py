@@ -202,6 +202,8 @@ class Target:
 
         ``label(r)`` describes row r (which element moved, by how much) for error messages."""
         dtype = self.eval_dtype if dtype == "eval" else dtype
+        if label is None:
+            label = lambda r: f"of perturbed point {r} of {self.input_names[i]}"  # noqa: E731
         size = max(1, int(np.prod(points.shape[1:])))
         chunk = max(1, BATCH_ELEMENTS // size)
         parts = [self._evaluate_chunk(i, points[s:s + chunk], dtype, s, label)

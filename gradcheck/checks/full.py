@@ -81,11 +81,13 @@ def central_chunk(size: int, per_point: int = 4) -> int:
     return max(1, BATCH_ELEMENTS // max(1, per_point * size) - 1)
 
 
-def steps_for(target: Target, values: np.ndarray, step: float | None) -> np.ndarray:
-    """Central-difference steps for ``values``: the default rule, or ``step * max(1, |x|)``."""
+def steps_for(target: Target, values: np.ndarray, step: float | None,
+              factor: np.ndarray | float = 1.0) -> np.ndarray:
+    """Central-difference steps for ``values``: the default rule, or ``step * max(1, |x|)``,
+    times ``factor`` (per element), made exact."""
     if step is None:
-        return num.steps(values, target.eval_eps, target.eval_name)
-    return num.steps(values, 1.0, target.eval_name, scale=step)
+        return num.steps(values, target.eval_eps, target.eval_name, scale=factor)
+    return num.steps(values, 1.0, target.eval_name, scale=step * factor)
 
 
 def _columns_chunk(target: Target, i: int, elements: np.ndarray, method: str, step, screen,

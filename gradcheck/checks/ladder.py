@@ -9,8 +9,9 @@ smooth function computed to its dtype's precision. Two kinds of function defeat 
 - one with a kink or a steep bend within ``h`` of ``x``: the stencil straddles it. Smaller
   steps leave it outside.
 
-So every element whose column holds an entry that fails, looks like a kink, or is not
-resolved (its error estimate is a visible fraction of the entries) is evaluated again at
+So every element whose column holds an entry that looks like a kink, is not resolved (its
+error estimate is a visible fraction of the entries), or fails in a function that rounds
+more coarsely than its dtype (or whose outputs did not move at all) is evaluated again at
 ``h * LADDER`` (the five-point rule of numeric.central_difference at each step, with the
 function's measured rounding, ``effective_eps``), and each of its entries keeps the step
 with the smallest relative error estimate. A passing entry that stays unresolved at every
@@ -31,6 +32,7 @@ LADDER = (1 / 512, 1 / 64, 1 / 8, 16.0, 256.0, 4096.0)  # multiples of the defau
 RESOLUTION = 1e-4  # an entry is resolved when SAFETY * E <= this fraction of |N| + S
 NOISE_STEPS = (8e-3, 1e-3, 1.25e-4)  # relative steps of the noise probe (effective_eps)
 NOISE_SEED = 20240918  # fixed: the probe must not depend on the user's seed
+NOISY = 16.0  # a function whose measured rounding exceeds its dtype's this much is noisy
 
 
 def resolution_limit(eval_eps: float) -> float:
@@ -109,13 +111,20 @@ def settle(target: Target, pos: int, analytic: list[np.ndarray], cols: full.Colu
     i = target.diff[pos]
     flat = target.x[i].ravel()
     sizes = num.input_scale(flat)[:, None]
-    doubtful = np.zeros(flat.size, bool)
+    doubtful, failing = np.zeros(flat.size, bool), np.zeros(flat.size, bool)
     for k in outputs:
         verdict = _judge(target, pos, k, analytic[k], cols.numeric[k], cols.estimate[k],
                          sizes, atol, rtol)
-        doubtful |= (~verdict.ok | cols.kink[k] | verdict.unresolved).any(axis=1)
-    elements = np.nonzero(doubtful)[0]
+        still = (cols.numeric[k] == 0) & (analytic[k] != 0)
+        doubtful |= (cols.kink[k] | verdict.unresolved | (~verdict.ok & still)).any(axis=1)
+        failing |= (~verdict.ok).any(axis=1)
     cols.undecided = [np.zeros(d.shape, bool) for d in cols.numeric]
+    # NOTE: a failure that the first step resolves, with no kink in sight, is a failure
+    # unless the function rounds more coarsely than its dtype (measured once, 12 points);
+    # only then can its estimate be wrong, and only then is it tried at other steps.
+    if failing.any() and effective_eps(target) > NOISY * target.eval_eps:
+        doubtful |= failing
+    elements = np.nonzero(doubtful)[0]
     if not elements.size:
         return
     cols.frozen = _frozen(cols, analytic, outputs, elements)

@@ -13,7 +13,10 @@ from gradcheck.checks.target import Target
 def backward_problems(target: Target, rng: np.random.Generator, nondet_tol: float):
     """Problems found with the VJP itself, whether every grad has its input's shape, and
     the first VJP made, (grad_outputs, grads), for fast mode to reuse."""
-    problems: list[str] = []
+    problems: list[str] = [
+        f"fn changed {target.input_names[i]} in place (first at {list(index)}): a function "
+        "must not modify its inputs (copy before an in-place op: x = x - m, not x -= m)"
+        for i, index in target.changed_inputs]
     shapes_ok = True
     gos = [rng.standard_normal(f.shape) for f in target.f0]
     first = target.vjp(gos)
@@ -46,7 +49,8 @@ def backward_problems(target: Target, rng: np.random.Generator, nondet_tol: floa
                 problems.append(
                     f"backward is not deterministic for {name}: two runs with the same "
                     f"grad_output differ by {gap:.3g} > nondet_tol={nondet_tol:g}; pass a "
-                    "larger nondet_tol= if this is expected (e.g. atomic adds)"
+                    "larger nondet_tol= if this is expected (atomic adds); a backward that changes "
+                    "a tensor it saved in place (grad *= grad_output) does this too"
                 )
         z = zero[pos]
         if z is not None and np.any(z != 0):

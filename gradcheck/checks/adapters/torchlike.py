@@ -88,7 +88,9 @@ class TorchLikeAdapter(Adapter):
                 [p[0] for p in pairs], diff_inputs, [p[1] for p in pairs],
                 retain_graph=True, allow_unused=True, **grad_options,
             )
-            return [None if g is None else self.to_numpy(g) for g in grads]
+            # NOTE: copies, since a backward may return a tensor it later changes in place
+            # (a saved buffer multiplied by grad_output with *=); a view would change with it
+            return [None if g is None else np.array(self.to_numpy(g), copy=True) for g in grads]
 
         return vjp
 

@@ -201,6 +201,15 @@ def _matrix3(f, gen):
     return f.apply, (_randn(gen, 4, 3, 3),)
 
 
+def _matrix44(f, gen):
+    return f.apply, (_randn(gen, 4, 4, 4),)
+
+
+def _quaternion(f, gen):  # unit quaternions: the function's domain
+    q = torch.randn(4, 4, generator=gen, dtype=torch.float64)
+    return f.apply, ((q / q.norm(dim=-1, keepdim=True)).requires_grad_(),)
+
+
 def _matrix34(f, gen):
     return f.apply, (_randn(gen, 4, 3, 4),)
 
@@ -264,7 +273,8 @@ CASES = {
     "elementwise": _elementwise, "focal": _focal, "label smooth": _label_smooth,
     "large margin": _large_margin, "layer norm": _layer_norm, "soft dice": _soft_dice,
     "pc softmax": _pc_softmax, "rows": _rows, "tangent": _tangent, "tangent6": _tangent6,
-    "matrix3": _matrix3, "matrix34": _matrix34, "sparse mv": _sparse_mv, "spmm": _spmm,
+    "matrix3": _matrix3, "matrix34": _matrix34, "matrix44": _matrix44,
+    "quaternion": _quaternion, "sparse mv": _sparse_mv, "spmm": _spmm,
     "coupling": _coupling, "affine coupling": lambda f, g: _coupling(f, g, affine=True),
     "qp": _qp, "shift": _shift, "spd": _spd,
 }

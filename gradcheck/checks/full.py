@@ -18,6 +18,9 @@ from gradcheck.checks.result import GradcheckResult, Mismatch
 from gradcheck.checks.target import BATCH_ELEMENTS, Target
 
 
+SCREEN_MIN_ELEMENTS = 32  # smaller inputs go straight to the two-sided path
+
+
 @dataclass
 class Columns:
     """Numeric Jacobian of every output w.r.t. one input: lists over outputs of (n, m) arrays."""
@@ -62,7 +65,11 @@ def numeric_columns(target: Target, i: int, method: str = "central", step: float
         colors = column_colors(screen.analytic)
         if colors is not None:
             return compressed_columns(target, i, step, screen, colors)
-        if screen.one_sided and not direction_kink(target, i, step):
+        # NOTE: the screen costs its kink probe (9 points) and a point per element; the
+        # two-sided path costs two points per element, so the screen pays only past a few
+        # dozen elements
+        if (screen.one_sided and flat.size >= SCREEN_MIN_ELEMENTS
+                and not direction_kink(target, i, step)):
             return forward_screened_columns(target, i, step, screen)
     picked = np.arange(flat.size) if elements is None else np.asarray(elements)
     chunk = central_chunk(flat.size, 4 if method == "central" else 1)

@@ -369,26 +369,27 @@ def verdicts(result: Result, checker: str) -> set[str]:
 
 
 def summarize(results: list[Result]) -> str:
-    lines = []
-    found = {r.name for r in read_manifest() if r.finding}
-    correct = [r for r in results if r.variant == "correct" and r.name not in found]
-    bugs = [r for r in results if r.variant != "correct"]
-    lines.append(f"{len(correct) + len(found & {r.name for r in results})} Functions "
-                 f"({len(found & {r.name for r in results})} with a real bug, counted apart), "
-                 f"{len(bugs)} planted bugs")
-    lines.append("")
-    lines.append("| checker | false alarms | inconclusive (correct) | bugs caught at every seed "
-                 "| bugs inconclusive | bugs missed | errors |")
-    lines.append("|---|---:|---:|---:|---:|---:|---:|")
+    """Verdict counts per checker, on the Functions without a finding (the others are
+    counted apart: their correct runs fail for a real reason, and so do their planted bugs),
+    and the median time ratios over the correct runs of those Functions."""
+    found = {r.name for r in read_manifest() if r.finding} & {r.name for r in results}
+    clean = [r for r in results if r.name not in found]
+    correct = [r for r in clean if r.variant == "correct"]
+    bugs = [r for r in clean if r.variant != "correct"]
+    lines = [f"{len(correct) + len(found)} Functions: {len(correct)} without a finding "
+             f"({len(bugs)} planted bugs), {len(found)} with a real bug (bench/functions.csv)",
+             "",
+             "| checker | false alarms | inconclusive (correct) | bugs caught at every seed "
+             "| bugs inconclusive | bugs missed | errors |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
     for checker in CHECKERS:
         alarms = sum("fail" in verdicts(r, checker) for r in correct)
         unsure = sum("inconclusive" in verdicts(r, checker) for r in correct)
         caught = sum(verdicts(r, checker) == {"fail"} for r in bugs)
-        unsure_bugs = sum("inconclusive" in verdicts(r, checker) and "pass" not in
-                          verdicts(r, checker) and "kink" not in verdicts(r, checker)
-                          for r in bugs)
+        unsure_bugs = sum("inconclusive" in verdicts(r, checker) and not
+                          verdicts(r, checker) & {"pass", "kink"} for r in bugs)
         missed = sum(bool(verdicts(r, checker) & {"pass", "kink"}) for r in bugs)
-        errors = sum("error" in verdicts(r, checker) for r in results)
+        errors = sum("error" in verdicts(r, checker) for r in clean)
         lines.append(f"| {checker} | {alarms} | {unsure} | {caught} | {unsure_bugs} | "
                      f"{missed} | {errors} |")
     lines.append("")
@@ -408,15 +409,28 @@ def _median_time(result: Result, checker: str) -> float:
     return statistics.median(o.seconds for o in result.outcomes[checker])
 
 
+def load_results(path: str) -> list[Result]:
+    found = []
+    for row in json.load(open(path)):
+        result = Result(row["name"], row["variant"])
+        result.outcomes = {c: [Outcome(**o) for o in os] for c, os in row["outcomes"].items()}
+        found.append(result)
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mirror", required=True, type=Path,
+    parser.add_argument("--mirror", type=Path,
                         help="directory of fetched git dirs (owner+name/repo)")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", nargs="*", help="only these rows (by name)")
     parser.add_argument("--json", help="write every outcome to this file")
+    parser.add_argument("--summarize", help="only summarize this --json file")
     args = parser.parse_args()
+    if args.summarize:
+        print(summarize(load_results(args.summarize)))
+        return
     torch.set_num_threads(1)
     rows = [r for r in read_manifest() if not args.only or r.name in args.only]
     results = []

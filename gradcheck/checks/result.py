@@ -70,6 +70,7 @@ class GradcheckResult:
     rechecked_blocks: list[tuple[str, str]] = field(default_factory=list)
     unresolved: dict[tuple[str, str], dict] = field(default_factory=dict)
     nan_entries: dict[tuple[str, str], int] = field(default_factory=dict)
+    unchecked: list[str] = field(default_factory=list)
     eval_dtype: str = "float64"
     seconds: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)

@@ -21,8 +21,9 @@ from gradcheck.checks.target import Target
 
 
 def inconclusive_reasons(result: GradcheckResult, target: Target) -> list[str]:
-    """One sentence per input whose entries could not be judged."""
-    reasons = []
+    """One sentence per input whose entries could not be judged (and one per block fast
+    mode could not re-check)."""
+    reasons = list(result.unchecked)
     for (out, inp), seen in result.unresolved.items():
         frozen = seen["frozen"]
         still = (f"; under the default step the outputs did not move at all for {frozen} "

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gradcheck.checks import full
+from gradcheck.checks import compare, full
 from gradcheck.checks import numeric as num
 
 # Compression must save at least this factor of points to be worth a screen.
@@ -158,7 +158,8 @@ def compressed_columns(target, i: int, step, screen: full.Screen, colors) -> ful
         gap = np.abs(fp - 2 * f0 + fm) / step_co
         # NOTE: the same kink hint and first-pass tolerance as the per-element screen.
         kinkish = gap > num.relative_floor(quotient, target.eval_eps)
-        tol = full.tolerance_at(target, screen.pos, k, quotient, 0.0, p.s, screen.atol, screen.rtol)
+        tol = compare.tolerance_at(target, screen.pos, k, quotient, 0.0, p.s, screen.atol,
+                                   screen.rtol)
         refine |= (kinkish | ~(np.abs(quotient - p.analytic) <= tol)).any(axis=1)
     if refine.any():
         _refine_colors(target, i, groups, h, np.nonzero(refine)[0], packed)
@@ -214,8 +215,8 @@ def _recheck_suspects(target, i, step, screen, groups, h, packed):
     pending = []
     for k in screen.outputs:
         p = packed[k]
-        tol = full.tolerance_at(target, screen.pos, k, p.numeric, p.estimate, p.s, screen.atol,
-                            screen.rtol)
+        tol = compare.tolerance_at(target, screen.pos, k, p.numeric, p.estimate, p.s,
+                                   screen.atol, screen.rtol)
         bad = p.kink | ~(np.abs(p.numeric - p.analytic) <= tol)
         if not bad.any():
             continue

@@ -22,13 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from gradcheck.checks import numeric as num
-from gradcheck.checks.full import (
-    Screen,
-    analytic_rows,
-    compare_block,
-    jacobian_size_problem,
-    numeric_columns,
-)
+from gradcheck.checks.compare import compare_block
+from gradcheck.checks.full import Screen, analytic_rows, jacobian_size_problem, numeric_columns
 from gradcheck.checks.ladder import resolution_limit, settle
 from gradcheck.checks.miss import miss_probability
 from gradcheck.checks.result import GradcheckResult

@@ -16,7 +16,7 @@ more coarsely than its dtype (or whose outputs did not move at all) is evaluated
 function's measured rounding, ``effective_eps``), and each of its entries keeps the step
 with the smallest relative error estimate. A passing entry that stays unresolved at every
 step, or whose values at two resolving steps disagree, is reported as inconclusive instead
-of passed (full.compare_block).
+of passed (compare.compare_block).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gradcheck.checks import full
+from gradcheck.checks import compare, full
 from gradcheck.checks import numeric as num
 from gradcheck.checks.target import Target
 
@@ -169,9 +169,9 @@ class _Verdict:
 
 def _judge(target, pos, k, analytic, numeric, estimate, sizes, atol, rtol,
            block_scale=None) -> _Verdict:
-    scale = full.entry_scale(target, k, sizes, block_scale=block_scale, numeric=numeric,
+    scale = compare.entry_scale(target, k, sizes, block_scale=block_scale, numeric=numeric,
                              whole_output=True)
-    tol = full.tolerance_at(target, pos, k, numeric, estimate, sizes, atol, rtol,
+    tol = compare.tolerance_at(target, pos, k, numeric, estimate, sizes, atol, rtol,
                             block_scale=block_scale)
     with np.errstate(invalid="ignore"):
         ok = np.abs(analytic - numeric) <= tol
@@ -263,7 +263,7 @@ def _consistent(target, numeric, estimate, sizes, k, block_scale) -> np.ndarray:
     that are right agree with each other within their estimates; one that is off from the
     others by more than its estimate has that much error.
     """
-    scale = full.entry_scale(target, k, sizes, block_scale=block_scale, whole_output=True)
+    scale = compare.entry_scale(target, k, sizes, block_scale=block_scale, whole_output=True)
     claims = ~unresolved(target, estimate, numeric, scale[None]) & np.isfinite(numeric)
     enough = claims.sum(axis=0) >= 3
     if not enough.any():

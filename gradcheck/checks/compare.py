@@ -33,7 +33,7 @@ def entry_scale(target: Target, k: int, s, outs=None, block_scale=None, numeric=
         f0 = np.full(f0.shape, float(np.max(f0, initial=0.0)))
     f0 = f0[None, :] if outs is None else f0[outs]
     if block_scale is None:
-        block_scale = float(np.max(num.finite_abs(numeric), initial=0.0))
+        block_scale = num.finite_max([numeric])
     # NOTE: a backward's rounding is relative to the quantities it combines, which can dwarf
     # the entry itself (1 - tanh^2 near saturation): |f_o| / max(1, |x_j|) stands for them.
     return np.maximum(block_scale, f0 / s)
@@ -59,7 +59,7 @@ def compare_block(result: GradcheckResult, target: Target, pos: int, k: int,
 
     i = target.diff[pos]
     numeric_block, kink_block = cols.numeric[k], cols.kink[k]
-    block_scale = float(np.max(num.finite_abs(numeric_block), initial=0.0))
+    block_scale = num.finite_max([numeric_block])
     # Entries where both sides are exactly zero have zero error and cannot mismatch; judging
     # only the rest keeps sparse Jacobians (elementwise ops) cheap. NaN != 0, so it stays.
     judged = (numeric_block != 0) | (analytic != 0) | kink_block

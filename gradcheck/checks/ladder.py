@@ -113,11 +113,7 @@ def settle(target: Target, pos: int, analytic: list[np.ndarray], cols: full.Colu
     sizes = num.input_scale(flat)[:, None]
     doubtful, failing = np.zeros(flat.size, bool), np.zeros(flat.size, bool)
     for k in outputs:
-        verdict = _judge(target, pos, k, analytic[k], cols.numeric[k], cols.estimate[k],
-                         sizes, atol, rtol)
-        still = (cols.numeric[k] == 0) & (analytic[k] != 0)
-        doubtful |= (cols.kink[k] | verdict.unresolved | (~verdict.ok & still)).any(axis=1)
-        failing |= (~verdict.ok).any(axis=1)
+        _mark(target, pos, k, analytic[k], cols, sizes, atol, rtol, doubtful, failing)
     cols.undecided = [np.zeros(d.shape, bool) for d in cols.numeric]
     # NOTE: a failure that the first step resolves, with no kink in sight, is a failure
     # unless the function rounds more coarsely than its dtype (measured once, 12 points);
@@ -167,12 +163,32 @@ class _Verdict:
         self.tol, self.ok, self.unresolved, self.scale = tol, ok, unresolved_, scale
 
 
+def _mark(target, pos, k, analytic, cols, sizes, atol, rtol, doubtful, failing) -> None:
+    """Mark the elements of output k's block that are doubtful or fail. Only entries with
+    something to compare are judged (as compare.compare_block judges them): both sides
+    exactly zero is neither a failure nor unresolved, and sparse blocks stay cheap."""
+    numeric, kink = cols.numeric[k], cols.kink[k]
+    rows, outs = np.nonzero((numeric != 0) | (analytic != 0) | kink)
+    block_scale = num.finite_max([numeric])
+    n, a = numeric[rows, outs], analytic[rows, outs]
+    s = sizes[rows, 0]
+    tol = compare.tolerance_at(target, pos, k, n, cols.estimate[k][rows, outs], s, atol, rtol,
+                               outs=outs, block_scale=block_scale)
+    with np.errstate(invalid="ignore"):
+        ok = np.abs(a - n) <= tol
+    loose = atol is not None or rtol is not None
+    scale = compare.entry_scale(target, k, s, outs, block_scale, whole_output=True)
+    unresolved_ = False if loose else unresolved(target, cols.estimate[k][rows, outs], n, scale)
+    doubtful[rows[kink[rows, outs] | unresolved_ | (~ok & (n == 0) & (a != 0))]] = True
+    failing[rows[~ok]] = True
+
+
 def _judge(target, pos, k, analytic, numeric, estimate, sizes, atol, rtol,
            block_scale=None) -> _Verdict:
     scale = compare.entry_scale(target, k, sizes, block_scale=block_scale, numeric=numeric,
-                             whole_output=True)
+                                whole_output=True)
     tol = compare.tolerance_at(target, pos, k, numeric, estimate, sizes, atol, rtol,
-                            block_scale=block_scale)
+                               block_scale=block_scale)
     with np.errstate(invalid="ignore"):
         ok = np.abs(analytic - numeric) <= tol
     loose = (atol is not None or rtol is not None)
@@ -217,7 +233,7 @@ def _choose(target, pos, k, analytic, tried: list[_Step], sizes, atol, rtol, jud
     still = np.stack([t.still for t in tried]) & (analytic != 0)[None]
     moves = ~np.stack([t.still for t in tried])[1:].all(axis=0)
     estimate = np.where(still & moves[None], np.inf, np.stack([t.estimate for t in tried]))
-    block_scale = float(np.max(num.finite_abs(tried[0].numeric), initial=0.0))
+    block_scale = num.finite_max([tried[0].numeric])
     estimate = _consistent(target, numeric, estimate, sizes, k, block_scale)
     verdicts = [_judge(target, pos, k, analytic, numeric[c], estimate[c], sizes, atol, rtol,
                        block_scale) for c in range(len(tried))]

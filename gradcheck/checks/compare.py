@@ -55,7 +55,8 @@ def compare_block(result: GradcheckResult, target: Target, pos: int, k: int,
                   analytic: np.ndarray, cols, atol=None, rtol=None) -> None:
     """Judge one (output k, input diff[pos]) block and record mismatches, kinks, entries
     the finite differences could not resolve, and errors."""
-    from gradcheck.checks.ladder import unresolved  # ladder.py builds on full.py and this
+    # ladder.py builds on full.py and this module, hence the late import
+    from gradcheck.checks.ladder import resolution_limit, unresolved
 
     i = target.diff[pos]
     numeric_block, kink_block = cols.numeric[k], cols.kink[k]
@@ -74,8 +75,6 @@ def compare_block(result: GradcheckResult, target: Target, pos: int, k: int,
         tol = tolerance_at(target, pos, k, numeric_block, cols.estimate[k], size[:, None],
                            atol, rtol, floor=not cols.complex_step,
                            block_scale=block_scale).ravel()
-        scale = entry_scale(target, k, size[:, None], block_scale=block_scale,
-                            whole_output=True).ravel()
     else:
         rows, outs = np.nonzero(judged)
         numeric, estimate = numeric_block[rows, outs], cols.estimate[k][rows, outs]
@@ -83,7 +82,6 @@ def compare_block(result: GradcheckResult, target: Target, pos: int, k: int,
         undecided = None if undecided_block is None else undecided_block[rows, outs]
         tol = tolerance_at(target, pos, k, numeric, estimate, size[rows], atol, rtol,
                            floor=not cols.complex_step, outs=outs, block_scale=block_scale)
-        scale = entry_scale(target, k, size[rows], outs, block_scale, whole_output=True)
     err = np.abs(analytic_ - numeric)
     rel = err / np.maximum(np.abs(numeric), max(1e-8 * block_scale, 1e-300))
     smooth = ~kink
@@ -107,9 +105,23 @@ def compare_block(result: GradcheckResult, target: Target, pos: int, k: int,
         result.max_abs_error = max(result.max_abs_error, float(np.nanmax(np.where(smooth, err, 0))))
         result.max_rel_error = max(result.max_rel_error, float(np.nanmax(np.where(smooth, rel, 0))))
     if atol is None and rtol is None and not cols.complex_step:
-        loose = smooth & ~bad & unresolved(target, estimate, numeric, scale)
+        # NOTE: the resolution size is at least |N| + the block's scale: entries resolved
+        # at that size need no closer look, which spares dense blocks a few passes
+        with np.errstate(invalid="ignore"):
+            close = ~(num.SAFETY * estimate <= resolution_limit(target.eval_eps) * (
+                np.abs(numeric) + block_scale))
+        loose = np.zeros(numeric.shape, bool)
+        near = np.nonzero(close & smooth & ~bad)[0]
+        scale = np.zeros(numeric.shape)
+        if near.size:
+            scale[near] = entry_scale(target, k, size[rows[near]], outs[near], block_scale,
+                                      whole_output=True)
+            loose[near] = unresolved(target, estimate[near], numeric[near], scale[near])
         if undecided is not None:
             loose |= undecided & ~kink
+            missing = loose & (scale == 0)
+            scale[missing] = entry_scale(target, k, size[rows[missing]], outs[missing],
+                                         block_scale, whole_output=True)
         _record_unresolved(result, (out_name, in_name), loose, estimate, numeric, scale, rows,
                            cols.frozen)
     if not bad.any():

@@ -21,6 +21,8 @@ _EXPORTS = {
     "eps_sweep": "gradcheck.checks",
     "GradcheckResult": "gradcheck.checks",
     "GradientMismatch": "gradcheck.checks",
+    "GradientInconclusive": "gradcheck.checks",
+    "GradcheckError": "gradcheck.checks",
     "check_training_step": "gradcheck.runtime",
     "TrainingStepReport": "gradcheck.runtime",
     "TrainingStepError": "gradcheck.runtime",

@@ -10,6 +10,10 @@
 printed in the report header so that a failing run can be repeated exactly. Under pytest-xdist
 the controller hands its seed to every worker and adds up the workers' statistics.
 
+A check whose finite differences cannot resolve the gradient (verdict "inconclusive") fails
+the test with its own message, ``GradientInconclusive``, unless the marker or the call says
+``allow_inconclusive=True`` (or the session runs with ``--gradcheck-allow-inconclusive``).
+
 Hooks appear in the order pytest calls them.
 """
 from __future__ import annotations
@@ -25,8 +29,8 @@ import pytest
 SEED_KEY = "gradcheck_seed"
 STATS_KEY = "gradcheck_stats"
 MARKER = (
-    "gradcheck(mode=None, atol=None, rtol=None, **options): per-test settings for the "
-    "gradcheck fixture (any check_grad keyword)"
+    "gradcheck(mode=None, atol=None, rtol=None, allow_inconclusive=False, **options): "
+    "per-test settings for the gradcheck fixture (any check_grad keyword)"
 )
 _SEED = pytest.StashKey[int]()
 
@@ -37,14 +41,16 @@ class SessionStats:
 
     checks: int = 0
     failures: int = 0
+    inconclusive: int = 0
     worst_rel_error: float = 0.0
     worst_test: str = ""
     slowest_seconds: float = 0.0
     slowest_test: str = ""
 
-    def record(self, test: str, passed: bool, rel_error: float, seconds: float) -> None:
+    def record(self, test: str, verdict: str, rel_error: float, seconds: float) -> None:
         self.checks += 1
-        self.failures += 0 if passed else 1
+        self.failures += verdict == "failed"
+        self.inconclusive += verdict == "inconclusive"
         if rel_error >= self.worst_rel_error:
             self.worst_rel_error, self.worst_test = rel_error, test
         if seconds >= self.slowest_seconds:
@@ -53,6 +59,7 @@ class SessionStats:
     def merge(self, other: dict) -> None:
         self.checks += other["checks"]
         self.failures += other["failures"]
+        self.inconclusive += other.get("inconclusive", 0)
         if other["worst_rel_error"] >= self.worst_rel_error and other["checks"]:
             self.worst_rel_error, self.worst_test = other["worst_rel_error"], other["worst_test"]
         if other["slowest_seconds"] >= self.slowest_seconds and other["checks"]:
@@ -74,16 +81,19 @@ class GradcheckFixture:
     def __call__(self, fn: Callable, inputs: Any, **overrides: Any):
         from gradcheck.checks import check_grad
 
+        from gradcheck.checks import GradientInconclusive, GradientMismatch
+
         options = {**self.options, **overrides}
         raise_on_failure = options.pop("raise_on_failure", True)
+        allow_inconclusive = options.pop("allow_inconclusive", False)
         started = time.perf_counter()
         result = check_grad(fn, inputs, raise_on_failure=False, **options)
-        self.stats.record(self.test, result.passed, result.max_rel_error,
+        self.stats.record(self.test, result.verdict, result.max_rel_error,
                           time.perf_counter() - started)
-        if raise_on_failure and not result.passed:
-            from gradcheck.checks import GradientMismatch
-
+        if raise_on_failure and result.verdict == "failed":
             raise GradientMismatch(result)
+        if raise_on_failure and result.verdict == "inconclusive" and not allow_inconclusive:
+            raise GradientInconclusive(result)
         return result
 
 
@@ -96,6 +106,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--gradcheck-seed", action="store", type=int, default=None, dest="gradcheck_seed",
         help="seed of the fast-mode probes (default: a fresh one, printed in the header)",
+    )
+    group.addoption(
+        "--gradcheck-allow-inconclusive", action="store_true", default=False,
+        dest="gradcheck_allow_inconclusive",
+        help="let checks the finite differences cannot resolve pass (default: they fail)",
     )
 
 
@@ -124,7 +139,8 @@ def pytest_report_header(config: pytest.Config) -> str:
 def gradcheck(request: pytest.FixtureRequest) -> GradcheckFixture:
     """``check_grad`` with the session's mode and seed and the test's marker overrides."""
     config = request.config
-    defaults = {"mode": config.option.gradcheck_mode, "seed": config.stash[_SEED]}
+    defaults = {"mode": config.option.gradcheck_mode, "seed": config.stash[_SEED],
+                "allow_inconclusive": config.option.gradcheck_allow_inconclusive}
     marker = request.node.get_closest_marker("gradcheck")
     marker_options = dict(marker.kwargs) if marker else {}
     return GradcheckFixture(defaults, marker_options, config.stash[_STATS], request.node.nodeid)
@@ -142,7 +158,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         return
     terminalreporter.section("gradcheck")
     terminalreporter.write_line(
-        f"{stats.checks} gradient check(s), {stats.failures} failure(s); "
+        f"{stats.checks} gradient check(s), {stats.failures} failure(s), "
+        f"{stats.inconclusive} inconclusive; "
         f"worst relative error {stats.worst_rel_error:.3g} ({stats.worst_test}); "
         f"slowest check {stats.slowest_seconds:.3f}s ({stats.slowest_test}); "
         f"seed {config.stash[_SEED]}"

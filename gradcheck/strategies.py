@@ -156,8 +156,10 @@ def assert_gradients(fn: Callable, *inputs: Any, max_examples: int | None = None
                      **check_options: Any) -> None:
     """Check ``fn``'s gradient on drawn inputs (one strategy or value per input).
 
-    A failing example is shrunk by hypothesis and re-raised as ``GradientMismatch``;
-    ``check_options`` go to :func:`gradcheck.check_grad` (``mode`` defaults to "fast").
+    A failing example is shrunk by hypothesis and re-raised as ``GradientMismatch`` (or
+    ``GradientInconclusive`` where the finite differences cannot resolve the gradient; pass
+    ``allow_inconclusive=True`` to accept those); ``check_options`` go to
+    :func:`gradcheck.check_grad` (``mode`` defaults to "fast").
     """
     given_grad_check(fn, *inputs, max_examples=max_examples, **check_options)(_no_more_checks)()
 

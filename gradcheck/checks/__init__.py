@@ -6,12 +6,20 @@
 True
 """
 from gradcheck.checks.check import NondifferentiableWarning, check_grad, check_gradgrad
-from gradcheck.checks.result import GradcheckResult, GradientMismatch, Mismatch
+from gradcheck.checks.errors import GradcheckError
+from gradcheck.checks.result import (
+    GradcheckResult,
+    GradientInconclusive,
+    GradientMismatch,
+    Mismatch,
+)
 from gradcheck.checks.sweep import EpsSweep, eps_sweep
 
 __all__ = [
     "EpsSweep",
+    "GradcheckError",
     "GradcheckResult",
+    "GradientInconclusive",
     "GradientMismatch",
     "Mismatch",
     "NondifferentiableWarning",

@@ -8,21 +8,17 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checks import arguments
 from gradcheck.checks import numeric as num
 from gradcheck.checks.adapters import adapter_for
+from gradcheck.checks.errors import GradcheckError, user_error
 from gradcheck.checks.fast import DEFAULT_PROBES, run_fast
 from gradcheck.checks.full import run_full
 from gradcheck.checks.numeric import taylor_order
-from gradcheck.checks.result import GradcheckResult, GradientMismatch
+from gradcheck.checks.result import GradcheckResult, GradientInconclusive, GradientMismatch
 from gradcheck.checks.sanity import backward_problems
 from gradcheck.checks.target import Target
-
-_CHOICES = {
-    "mode": ("full", "fast"),
-    "method": ("central", "complex"),
-    "nondifferentiable": ("fail", "warn", "ignore"),
-    "screen": ("one-sided", "two-sided"),
-}
+from gradcheck.checks.verdict import inconclusive_reasons
 
 
 class NondifferentiableWarning(UserWarning):
@@ -35,39 +31,40 @@ def check_grad(
     seed: int = 0, nondifferentiable: str = "warn", raise_on_failure: bool = True,
     vjp: Callable | None = None, method: str = "central", wrt: Sequence[int] | None = None,
     names: Sequence[str] | None = None, nondet_tol: float = 0.0, batch: bool = True,
-    taylor: bool | None = None, screen: str = "one-sided",
+    taylor: bool | None = None, screen: str = "one-sided", allow_inconclusive: bool = False,
 ) -> GradcheckResult:
     """Check the backward of ``fn`` against finite differences at ``inputs``.
 
     torch inputs are checked w.r.t. those with ``requires_grad``; JAX and numpy inputs w.r.t.
     every floating input (or ``wrt``). Numpy functions need ``vjp(grad_output, *inputs)``.
+    The verdict is "passed", "failed" or "inconclusive"; with ``raise_on_failure`` a failure
+    raises ``GradientMismatch`` and an inconclusive check ``GradientInconclusive`` (unless
+    ``allow_inconclusive``). An exception from ``fn`` or its backward comes out as a
+    ``GradcheckError`` that says where the check was.
 
     >>> import numpy as np
     >>> check_grad(np.tanh, np.linspace(-1, 1, 5), vjp=lambda g, x: (g / np.cosh(x) ** 2,)).passed
     True
     """
-    _validate(mode=mode, method=method, nondifferentiable=nondifferentiable, screen=screen)
-    if probes is not None and (not isinstance(probes, int) or probes < 1):
-        raise ValueError(f"probes={probes!r}: give a positive int (default {DEFAULT_PROBES})")
-    if eps is not None and not 0 < eps < 1:
-        raise ValueError(f"eps={eps!r}: give a relative step between 0 and 1, e.g. 1e-6")
-    if method == "complex" and mode == "fast":
-        raise ValueError("method='complex' runs in mode='full'; drop one of the two")
+    inputs = arguments.as_inputs(inputs)
+    wrt = arguments.validate(
+        fn, inputs, mode=mode, method=method, nondifferentiable=nondifferentiable,
+        screen=screen, eps=eps, atol=atol, rtol=rtol, probes=probes, seed=seed,
+        nondet_tol=nondet_tol, wrt=wrt, names=names)
     started = time.perf_counter()
-    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    if not inputs:
-        raise ValueError("inputs=() is empty: pass the tensors or arrays to differentiate, "
-                         "e.g. check_grad(fn, (x,)) with x.requires_grad_(True)")
     adapter = adapter_for(inputs, fn=fn, wrt=wrt, vjp=vjp)
     if not adapter.diff:
-        raise ValueError(
-            "no input to differentiate: set requires_grad=True on a torch input, or pass wrt="
-        )
-    target = Target(adapter, names, batch)
+        raise ValueError(_nothing_to_differentiate(adapter))
+    try:
+        target = Target(adapter, names, batch)
+    except GradcheckError as err:
+        if isinstance(err.__cause__, TypeError):
+            arguments.check_arity(fn, len(inputs))
+        raise
     result = GradcheckResult(mode=mode, method=method, framework=adapter.name,
                              eval_dtype=target.eval_name)
     rng = np.random.default_rng(seed)
-    result.problems, shapes_ok = backward_problems(target, rng, nondet_tol)
+    result.problems, shapes_ok, first_vjp = backward_problems(target, rng, nondet_tol)
     # with a wrongly shaped grad, values cannot be compared; the shape problem is the report
     if method == "complex" and (target.complex_inputs or target.complex_outputs):
         raise ValueError("method='complex' needs real inputs and outputs; this function has "
@@ -78,15 +75,35 @@ def check_grad(
         if mode == "full":
             run_full(result, target, method, eps, atol, rtol, one_sided=screen == "one-sided")
         else:
-            run_fast(result, target, probes or DEFAULT_PROBES, seed, atol, rtol)
+            run_fast(result, target, probes or DEFAULT_PROBES, seed, atol, rtol, first_vjp)
         if taylor or (taylor is None and mode == "full"):
-            result.taylor_order = _taylor(target, rng)
+            with target.during("forward", None, "of the Taylor test (every input moved along "
+                               "a random direction)"):
+                result.taylor_order = _taylor(target, rng)
     _apply_policy(result, nondifferentiable)
+    result.inconclusive = inconclusive_reasons(result, target)
+    result.verdict = "failed" if not result.passed else (
+        "inconclusive" if result.inconclusive else "passed")
+    result.passed = result.verdict == "passed"
     result.evaluations = dict(target.counts)
     result.seconds = time.perf_counter() - started
-    if not result.passed and raise_on_failure:
+    if raise_on_failure and result.verdict == "failed":
         raise GradientMismatch(result)
+    if raise_on_failure and result.verdict == "inconclusive" and not allow_inconclusive:
+        raise GradientInconclusive(result)
     return result
+
+
+def _nothing_to_differentiate(adapter) -> str:
+    """Why no input is differentiated, with a fix that the framework allows."""
+    whole = [i for i, x in enumerate(adapter.inputs)
+             if adapter.dtype_name(x).startswith(("int", "uint", "bool"))]
+    if whole:
+        names = ", ".join(f"input {i} ({adapter.dtype_name(adapter.inputs[i])})" for i in whole)
+        return (f"no input to differentiate: {names} cannot be differentiated, as gradients "
+                f"exist only for floating dtypes; convert it first, e.g. {adapter.float_hint()}")
+    return ("no input to differentiate: set requires_grad=True on a torch input "
+            "(x.requires_grad_()), or pass wrt=[...] with the indices of the inputs to check")
 
 
 def check_gradgrad(fn: Callable, inputs: Any, grad_outputs: Any = None, **options: Any):
@@ -100,9 +117,17 @@ def check_gradgrad(fn: Callable, inputs: Any, grad_outputs: Any = None, **option
     >>> check_gradgrad(torch.tanh, x).passed
     True
     """
-    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    adapter = adapter_for(inputs, fn=fn, wrt=options.pop("wrt", None), vjp=options.get("vjp"))
-    outputs = adapter.output_items(adapter.call(list(adapter.inputs)))
+    inputs = arguments.as_inputs(inputs)
+    arguments.check_function(fn)
+    wrt = arguments.check_wrt(options.pop("wrt", None), len(inputs))
+    adapter = adapter_for(inputs, fn=fn, wrt=wrt, vjp=options.get("vjp"))
+    try:
+        outputs = adapter.output_items(adapter.call(list(adapter.inputs)))
+    except Exception as exc:  # noqa: BLE001 - the user's function may raise anything
+        if isinstance(exc, TypeError):
+            arguments.check_arity(fn, len(inputs))
+        raise user_error(exc, fn, "forward", "at the given inputs, before building the "
+                         "second-order check") from exc
     first = adapter.first_order(len(outputs))
     if grad_outputs is None:
         rng = np.random.default_rng(options.get("seed", 0) + 1)
@@ -116,12 +141,6 @@ def check_gradgrad(fn: Callable, inputs: Any, grad_outputs: Any = None, **option
         f"grad_output {k}" for k in range(len(gos))]
     wrt = list(adapter.diff) + [len(inputs) + k for k in range(len(gos))]
     return check_grad(first, list(adapter.inputs) + gos, names=names, wrt=wrt, **options)
-
-
-def _validate(**choices: str) -> None:
-    for name, value in choices.items():
-        if value not in _CHOICES[name]:
-            raise ValueError(f"{name}={value!r}: choose one of {', '.join(_CHOICES[name])}")
 
 
 def _apply_policy(result: GradcheckResult, policy: str) -> None:

@@ -15,13 +15,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gradcheck.checks import full
+from gradcheck.checks import compare, full
 from gradcheck.checks import numeric as num
 
 # Compression must save at least this factor of points to be worth a screen.
 MIN_GAIN = 4
 # How many colourings of the form ``j mod C`` to try before giving up.
 TRIALS = 24
+JITTER_SEED = 20240919  # fixed: the steps must not depend on the user's seed
 
 
 def column_colors(analytic: list[np.ndarray]) -> np.ndarray | None:
@@ -125,7 +126,11 @@ def compressed_columns(target, i: int, step, screen: full.Screen, colors) -> ful
     x = target.x[i]
     flat = x.ravel()
     groups = Grouping(colors)
-    h = full.steps_for(target, flat, step)
+    # NOTE: each element's step gets its own random factor. With equal steps, a backward that
+    # moves a dependency to another element of the same colour (an index off by one) is
+    # credited with exactly the quotient of the element it displaced, and agrees.
+    factor = np.random.default_rng(JITTER_SEED).uniform(0.5, 1.0, flat.size)
+    h = full.steps_for(target, flat, step, factor)
     c = groups.count
     outs = _along_colors(target, i, groups, h, np.arange(c), with_x=True)
     size = num.input_scale(flat)
@@ -153,7 +158,8 @@ def compressed_columns(target, i: int, step, screen: full.Screen, colors) -> ful
         gap = np.abs(fp - 2 * f0 + fm) / step_co
         # NOTE: the same kink hint and first-pass tolerance as the per-element screen.
         kinkish = gap > num.relative_floor(quotient, target.eval_eps)
-        tol = full.tolerance_at(target, screen.pos, k, quotient, 0.0, p.s, screen.atol, screen.rtol)
+        tol = compare.tolerance_at(target, screen.pos, k, quotient, 0.0, p.s, screen.atol,
+                                   screen.rtol)
         refine |= (kinkish | ~(np.abs(quotient - p.analytic) <= tol)).any(axis=1)
     if refine.any():
         _refine_colors(target, i, groups, h, np.nonzero(refine)[0], packed)
@@ -173,8 +179,9 @@ def _along_colors(target, i, groups, h, picked, with_x: bool) -> list[np.ndarray
         dirs = groups.directions(h, picked[start:start + chunk])
         last = with_x and start == starts[-1]  # x shares the last batch, as in phase 1
         points = np.concatenate([flat + dirs, flat - dirs] + ([flat[None]] if last else []))
-        out = [o.reshape(len(points), -1)
-               for o in target.evaluate_points(i, points.reshape((len(points),) + x.shape))]
+        label = lambda r: "of a compressed column (several elements moved at once)"  # noqa: E731
+        out = [o.reshape(len(points), -1) for o in target.evaluate_points(
+            i, points.reshape((len(points),) + x.shape), label=label)]
         plus.append([o[:len(dirs)] for o in out])
         minus.append([o[len(dirs):2 * len(dirs)] for o in out])
         at_x = [o[2 * len(dirs):] for o in out]
@@ -208,8 +215,8 @@ def _recheck_suspects(target, i, step, screen, groups, h, packed):
     pending = []
     for k in screen.outputs:
         p = packed[k]
-        tol = full.tolerance_at(target, screen.pos, k, p.numeric, p.estimate, p.s, screen.atol,
-                            screen.rtol)
+        tol = compare.tolerance_at(target, screen.pos, k, p.numeric, p.estimate, p.s,
+                                   screen.atol, screen.rtol)
         bad = p.kink | ~(np.abs(p.numeric - p.analytic) <= tol)
         if not bad.any():
             continue

@@ -14,8 +14,12 @@ import numpy as np
 
 from gradcheck.checks import numeric as num
 from gradcheck.checks.analytic import analytic_rows
-from gradcheck.checks.result import GradcheckResult, Mismatch
+from gradcheck.checks.compare import compare_block, entry_tolerance
+from gradcheck.checks.result import GradcheckResult
 from gradcheck.checks.target import BATCH_ELEMENTS, Target
+
+
+SCREEN_MIN_ELEMENTS = 32  # smaller inputs go straight to the two-sided path
 
 
 @dataclass
@@ -26,6 +30,8 @@ class Columns:
     estimate: list[np.ndarray]
     kink: list[np.ndarray]
     complex_step: bool = False  # no subtraction, so no half-the-digits floor
+    undecided: list[np.ndarray] | None = None  # entries the step ladder could not decide
+    frozen: np.ndarray | None = None  # elements whose outputs did not move at the first step
 
 
 @dataclass
@@ -60,7 +66,11 @@ def numeric_columns(target: Target, i: int, method: str = "central", step: float
         colors = column_colors(screen.analytic)
         if colors is not None:
             return compressed_columns(target, i, step, screen, colors)
-        if screen.one_sided and not direction_kink(target, i, step):
+        # NOTE: the screen costs its kink probe (9 points) and a point per element; the
+        # two-sided path costs two points per element, so the screen pays only past a few
+        # dozen elements
+        if (screen.one_sided and flat.size >= SCREEN_MIN_ELEMENTS
+                and not direction_kink(target, i, step)):
             return forward_screened_columns(target, i, step, screen)
     picked = np.arange(flat.size) if elements is None else np.asarray(elements)
     chunk = central_chunk(flat.size, 4 if method == "central" else 1)
@@ -79,11 +89,13 @@ def central_chunk(size: int, per_point: int = 4) -> int:
     return max(1, BATCH_ELEMENTS // max(1, per_point * size) - 1)
 
 
-def steps_for(target: Target, values: np.ndarray, step: float | None) -> np.ndarray:
-    """Central-difference steps for ``values``: the default rule, or ``step * max(1, |x|)``."""
+def steps_for(target: Target, values: np.ndarray, step: float | None,
+              factor: np.ndarray | float = 1.0) -> np.ndarray:
+    """Central-difference steps for ``values``: the default rule, or ``step * max(1, |x|)``,
+    times ``factor`` (per element), made exact."""
     if step is None:
-        return num.steps(values, target.eval_eps, target.eval_name)
-    return num.steps(values, 1.0, target.eval_name, scale=step)
+        return num.steps(values, target.eval_eps, target.eval_name, scale=factor)
+    return num.steps(values, 1.0, target.eval_name, scale=step * factor)
 
 
 def _columns_chunk(target: Target, i: int, elements: np.ndarray, method: str, step, screen,
@@ -132,7 +144,8 @@ def directional_differences(target: Target, i: int, w: np.ndarray, t: float) -> 
     x, d = target.x[i], len(w)
     points = np.concatenate([x + t * w, x - t * w, x + t / 2 * w, x - t / 2 * w, x[None]])
     found = []
-    for out in target.evaluate_points(i, points):
+    label = lambda r: f"of the kink probe along random direction {r % d}"  # noqa: E731
+    for out in target.evaluate_points(i, points, label=label):
         out = out.reshape(len(points), -1)
         found.append(num.central_difference(
             out[-1], out[:d], out[d:2 * d], out[2 * d:3 * d], out[3 * d:4 * d],
@@ -149,7 +162,16 @@ def perturbed(target: Target, i: int, elements: np.ndarray, deltas, with_x: bool
     points = np.tile(flat, (rows, 1))
     for j, delta in enumerate(deltas):
         points[j * n + np.arange(n), elements] += delta
-    outs = target.evaluate_points(i, points.reshape((rows,) + x.shape))
+
+    def label(r: int) -> str:
+        if r >= len(deltas) * n:
+            return "at the given inputs"
+        element = int(elements[r % n])
+        index = [int(v) for v in np.unravel_index(element, x.shape)]
+        step = float(np.broadcast_to(deltas[r // n], (n,))[r % n])
+        return f"of column {element} (element {index} moved by {step:+.3g})"
+
+    outs = target.evaluate_points(i, points.reshape((rows,) + x.shape), label=label)
     return [o.reshape(rows, -1) for o in outs]
 
 
@@ -168,92 +190,6 @@ def _needs_second_step(target, i, elements, h, f0, fp, fm, screen) -> np.ndarray
         tol = entry_tolerance(target, screen.pos, k, d, 0.0, elements, screen.atol, screen.rtol)
         need |= (kinkish | ~(np.abs(analytic - d) <= tol)).any(axis=1)
     return np.nonzero(need)[0]
-
-
-def entry_tolerance(target: Target, pos: int, k: int, numeric, estimate, elements,
-                    atol=None, rtol=None, floor: bool = True):
-    """The tolerance of the documented rule for entries (elements x output k) of one block."""
-    i = target.diff[pos]
-    s = num.input_scale(target.x[i].ravel()[elements])[:, None]
-    return tolerance_at(target, pos, k, numeric, estimate, s, atol, rtol, floor)
-
-
-def tolerance_at(target: Target, pos: int, k: int, numeric, estimate, s, atol=None, rtol=None,
-                  floor: bool = True, outs=None, block_scale=None):
-    """entry_tolerance with the input sizes ``s = max(1, |x_j|)`` given per entry; with
-    ``outs``, the entries are a flat list and ``outs`` holds their output elements."""
-    amplification = target.amplification[k].ravel()
-    f0 = num.finite_abs(target.f0[k].ravel())
-    if outs is None:
-        amplification, f0 = amplification[None, :], f0[None, :]
-    else:
-        amplification, f0 = amplification[outs], f0[outs]
-    grad_eps = num.dtype_eps(target.grad_dtypes[pos]) * amplification
-    if block_scale is None:
-        block_scale = float(np.max(np.abs(numeric), initial=0.0))
-    # NOTE: a backward's rounding is relative to the quantities it combines, which can dwarf
-    # the entry itself (1 - tanh^2 near saturation): |f_o| / max(1, |x_j|) stands for them.
-    scale = np.maximum(block_scale, f0 / s)
-    return num.tolerance(numeric, estimate, grad_eps, scale, atol, rtol,
-                         target.eval_eps if floor else None)
-
-
-def compare_block(result: GradcheckResult, target: Target, pos: int, k: int,
-                  analytic: np.ndarray, cols: Columns, atol=None, rtol=None) -> None:
-    """Judge one (output k, input diff[pos]) block and record mismatches, kinks and errors."""
-    i = target.diff[pos]
-    numeric_block, kink_block = cols.numeric[k], cols.kink[k]
-    block_scale = float(np.max(np.abs(numeric_block), initial=0.0))
-    # Entries where both sides are exactly zero have zero error and cannot mismatch; judging
-    # only the rest keeps sparse Jacobians (elementwise ops) cheap. NaN != 0, so it stays.
-    judged = (numeric_block != 0) | (analytic != 0) | kink_block
-    size = num.input_scale(target.x[i].ravel())
-    if judged.all():  # a dense block: flat views instead of gathered copies
-        n, m = judged.shape
-        rows, outs = np.repeat(np.arange(n), m), np.tile(np.arange(m), n)
-        numeric, estimate = numeric_block.ravel(), cols.estimate[k].ravel()
-        analytic_, kink = analytic.ravel(), kink_block.ravel()
-        tol = tolerance_at(target, pos, k, numeric_block, cols.estimate[k], size[:, None],
-                           atol, rtol, floor=not cols.complex_step,
-                           block_scale=block_scale).ravel()
-    else:
-        rows, outs = np.nonzero(judged)
-        numeric, estimate = numeric_block[rows, outs], cols.estimate[k][rows, outs]
-        analytic_, kink = analytic[rows, outs], kink_block[rows, outs]
-        tol = tolerance_at(target, pos, k, numeric, estimate, size[rows], atol, rtol,
-                           floor=not cols.complex_step, outs=outs, block_scale=block_scale)
-    err = np.abs(analytic_ - numeric)
-    rel = err / np.maximum(np.abs(numeric), max(1e-8 * block_scale, 1e-300))
-    smooth = ~kink
-    bad = smooth & ~(err <= tol)  # NOTE: written so that NaN counts as a mismatch
-    in_name, out_name = target.input_names[i], target.output_names[k]
-    in_shape, out_shape = target.x[i].shape, target.f0[k].shape
-    for e in np.unique(rows[kink]):
-        point = (in_name, tuple(int(v) for v in np.unravel_index(e, in_shape)))
-        if point not in result.nondifferentiable:
-            result.nondifferentiable.append(point)
-    if smooth.any():
-        result.max_abs_error = max(result.max_abs_error, float(np.nanmax(np.where(smooth, err, 0))))
-        result.max_rel_error = max(result.max_rel_error, float(np.nanmax(np.where(smooth, rel, 0))))
-    if not bad.any():
-        return
-    result.passed = False
-    result.mismatch_counts[(out_name, in_name)] = int(bad.sum())
-    order = np.argsort(-(err / np.maximum(tol, 1e-300))[bad], kind="stable")
-    rows, cols_ = rows[bad], outs[bad]
-    err, rel, tol, numeric, estimate = err[bad], rel[bad], tol[bad], numeric[bad], estimate[bad]
-    # keep the worst one first, then the first few in index order
-    keep = sorted(set([int(order[0])] + list(range(min(4, len(rows))))))
-    for j in keep:
-        e, o = rows[j], cols_[j]
-        result.mismatches.append(Mismatch(
-            output=out_name, input=in_name,
-            out_index=tuple(int(v) for v in np.unravel_index(o, out_shape)),
-            index=tuple(int(v) for v in np.unravel_index(e, in_shape)),
-            analytic=float(analytic[e, o]), numeric=float(numeric[j]),
-            abs_error=float(err[j]), rel_error=float(rel[j]),
-            tolerance=float(tol[j]), estimate=float(estimate[j]),
-        ))
 
 
 # NOTE: full mode holds a few dense copies of the Jacobian (analytic, numeric, estimate);
@@ -278,7 +214,10 @@ def jacobian_size_problem(target: Target, blocks) -> str | None:
 
 def run_full(result: GradcheckResult, target: Target, method: str, step, atol, rtol,
              one_sided: bool = True) -> None:
-    """Compare every block of the Jacobian (``one_sided``: the forward-difference screen)."""
+    """Compare every block of the Jacobian (``one_sided``: the forward-difference screen);
+    with the default step, doubtful elements are retried at other steps (ladder.py)."""
+    from gradcheck.checks.ladder import settle  # ladder.py builds on this module
+
     problem = jacobian_size_problem(target, [(pos, k) for pos in range(len(target.diff))
                                              for k in range(len(target.f0))])
     if problem:
@@ -290,5 +229,7 @@ def run_full(result: GradcheckResult, target: Target, method: str, step, atol, r
             continue  # no entries to compare
         screen = Screen(pos, jac[pos], outputs, atol, rtol, one_sided)
         cols = numeric_columns(target, i, method, step, screen)
+        if method == "central" and step is None:
+            settle(target, pos, jac[pos], cols, outputs, atol, rtol)
         for k in outputs:
             compare_block(result, target, pos, k, jac[pos][k], cols, atol, rtol)

@@ -78,8 +78,23 @@ def quotient_rounding(eval_eps: float, values, h):
     >>> float(quotient_rounding(2.0**-52, [np.array([2.0])], 1.0)) == 128 * 2.0**-52
     True
     """
-    f_max = max(float(np.max(finite_abs(a), initial=0.0)) for a in values)
-    return ROUNDING * eval_eps * f_max / h
+    return ROUNDING * eval_eps * finite_max(values) / h
+
+
+def finite_max(values) -> float:
+    """The largest finite ``|a|`` over the arrays in ``values`` (0 for none).
+
+    >>> finite_max([np.array([1.0, -np.inf]), np.array([-3.0])])
+    3.0
+    """
+    found = 0.0
+    for a in values:
+        # NOTE: the plain maximum is one pass; the masked one only where it is not finite
+        biggest = float(np.max(np.abs(a), initial=0.0))
+        if not np.isfinite(biggest):
+            biggest = float(np.max(finite_abs(a), initial=0.0))
+        found = max(found, biggest)
+    return found
 
 
 def relative_floor(d: np.ndarray, eval_eps: float) -> np.ndarray:
@@ -226,8 +241,9 @@ def taylor_order(phi0: float, phis: np.ndarray, ts: np.ndarray, slope: float, ev
     """Observed order of |phi(t) - phi(0) - t*slope| as t shrinks: ~2 if slope is right.
 
     Remainders at the rounding floor carry no information and are dropped. Returns None when
-    fewer than three remainders are above the floor (a linear function, for instance) or
-    when they do not follow one power of t (then no order describes them).
+    fewer than three remainders are above the floor (a linear function, for instance), when
+    they do not follow one power of t (then no order describes them), or when that power is
+    below 0.5 (they do not fall with t: noise).
 
     >>> ts = 0.1 * 0.5 ** np.arange(6)
     >>> round(taylor_order(0.0, np.sin(ts), ts, 1.0, 2.0**-52))
@@ -243,5 +259,8 @@ def taylor_order(phi0: float, phis: np.ndarray, ts: np.ndarray, slope: float, ev
     # NOTE: a right slope whose remainder mixes t^2 and t^3 terms, or a wrong one at the
     # crossover of t and t^2, bends the log-log line; a bent line has no single order.
     if np.max(np.abs(np.polyval(fit, log_t) - log_r)) > TAYLOR_FIT:
+        return None
+    # NOTE: remainders that do not fall with t are rounding noise, not a first-order term
+    if fit[0] < 0.5:
         return None
     return float(fit[0])

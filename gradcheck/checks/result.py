@@ -1,8 +1,12 @@
-"""What a gradient check found: per-element mismatches, the verdict, and the error raised.
+"""What a gradient check found: per-element mismatches, the verdict, and the errors raised.
 
 A report is only useful if it points at the element: every mismatch carries the output and
 input it belongs to, the multi-index, both values, the tolerance that was applied and the
 finite-difference error estimate that produced that tolerance.
+
+The verdict is one of three: "passed", "failed" (a mismatch or a problem with the backward)
+or "inconclusive" (the finite differences could not resolve some entries, so a pass would
+vouch for what was not checked). Only "passed" is ``passed``.
 """
 from __future__ import annotations
 
@@ -47,6 +51,8 @@ class GradcheckResult:
     """
 
     passed: bool = True
+    verdict: str = "passed"
+    inconclusive: list[str] = field(default_factory=list)
     mode: str = "full"
     method: str = "central"
     framework: str = "numpy"
@@ -62,6 +68,9 @@ class GradcheckResult:
     miss_probability: float | None = None
     miss_error: float | None = None
     rechecked_blocks: list[tuple[str, str]] = field(default_factory=list)
+    unresolved: dict[tuple[str, str], dict] = field(default_factory=dict)
+    nan_entries: dict[tuple[str, str], int] = field(default_factory=dict)
+    unchecked: list[str] = field(default_factory=list)
     eval_dtype: str = "float64"
     seconds: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)
@@ -76,7 +85,7 @@ class GradcheckResult:
         return max(self.mismatches, key=_beyond_tolerance)
 
     def __str__(self) -> str:
-        verdict = "PASSED" if self.passed else "FAILED"
+        verdict = self.verdict.upper()
         lines = [
             (f"gradient check {verdict} ({self.framework}, mode={self.mode}, "
              f"method={self.method}, numerics in {self.eval_dtype})"),
@@ -86,11 +95,11 @@ class GradcheckResult:
         ]
         if self.taylor_order is not None:
             lines.append(f"  Taylor remainder order {self.taylor_order:.2f} along one random "
-                         f"direction: {_taylor_meaning(self.taylor_order)}")
+                         f"direction: {_taylor_meaning(self.taylor_order, self.verdict)}")
         if self.probes is not None and self.miss_probability is not None:
             lines.append(
-                f"  fast mode: {self.probes} probe pairs per block; chance of missing one "
-                f"Jacobian entry wrong by {self.miss_error:.3g} is at most "
+                f"  fast mode: {self.probes} x {self.probes} probes per output; chance of "
+                f"missing one Jacobian entry wrong by {self.miss_error:.3g} is at most "
                 f"{self.miss_probability:.3g}"
             )
         for block in self.rechecked_blocks:
@@ -103,6 +112,7 @@ class GradcheckResult:
                 + (f" and {more} more" if more > 0 else "")
             )
         lines.extend(f"  problem: {p}" for p in self.problems)
+        lines.extend(f"  inconclusive: {p}" for p in self.inconclusive)
         lines.extend(self._mismatch_lines())
         return "\n".join(lines)
 
@@ -123,16 +133,39 @@ class GradcheckResult:
         return lines
 
 
-def _taylor_meaning(order: float) -> str:
-    """What a Taylor remainder order says (a second opinion, never the verdict)."""
-    if order < 1.5:
-        return "first order, so the gradient is wrong along it"
-    return ("second order or higher, so the gradient is right along it to the test's "
-            "resolution (an error in a few entries can hide from one direction)")
+def _taylor_meaning(order: float, verdict: str) -> str:
+    """What a Taylor remainder order says next to the verdict: a second opinion, worded so
+    that it never contradicts the entry-by-entry comparison."""
+    if order >= 1.5:
+        if verdict == "failed":
+            return ("second order along this direction; the wrong entries above are too few "
+                    "or too small to show in one random direction")
+        return "second order or higher, so the gradient is right along it to the test's resolution"
+    if verdict == "failed":
+        return "first order, as the mismatches above say: the gradient is wrong along it"
+    if verdict == "inconclusive":
+        return ("first order, which a wrong gradient gives, and so does rounding inside the "
+                "function; the entries above could not be resolved, so the check does not "
+                "decide")
+    return ("first order, yet every Jacobian entry agrees to its tolerance; along a line of "
+            "steps up to 1e-2 a kink or rounding inside the function gives this too, and "
+            "the entries decide")
 
 
 def _beyond_tolerance(m: Mismatch) -> float:
     return m.abs_error / max(m.tolerance, 1e-300)
+
+
+class GradientInconclusive(AssertionError):
+    """Raised when the finite differences could not resolve the gradient (``verdict`` is
+    "inconclusive"); ``.result`` holds the :class:`GradcheckResult`. Pass
+    ``allow_inconclusive=True`` to get the result back instead."""
+
+    def __init__(self, result: GradcheckResult):
+        self.result = result
+        super().__init__(str(result) + "\n  nothing is known to be wrong, but the check could "
+                         "not vouch for the entries above; pass allow_inconclusive=True to "
+                         "accept that")
 
 
 class GradientMismatch(AssertionError):

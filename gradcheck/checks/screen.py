@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradcheck.checks import full
+from gradcheck.checks import compare, full
 from gradcheck.checks import numeric as num
 from gradcheck.checks.target import Target
 
@@ -146,7 +146,7 @@ def _excess(target: Target, screen: full.Screen, numeric: list[np.ndarray]) -> n
     elements = np.arange(n)
     worst = np.zeros(n)
     for k in screen.outputs:
-        tol = full.entry_tolerance(target, screen.pos, k, numeric[k], 0.0, elements,
+        tol = compare.entry_tolerance(target, screen.pos, k, numeric[k], 0.0, elements,
                                    screen.atol, screen.rtol)
         tol *= SCREEN_SHARE
         np.maximum(tol, 1e-300, out=tol)  # err 0 at tolerance 0 agrees, anything else not

@@ -40,7 +40,8 @@ class EpsSweep:
         try:
             import matplotlib
         except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError("eps_sweep plots need matplotlib: pip install gradcheck[plot]") from exc
+            raise ImportError(
+                "eps_sweep plots need matplotlib: pip install gradcheck[plot]") from exc
         if ax is None:
             matplotlib.use("Agg")
             import matplotlib.pyplot as plt

@@ -5,11 +5,13 @@ perturbed points per call where the function can be batched, and counts every ev
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
 from gradcheck.checks.adapters.base import Adapter
+from gradcheck.checks.errors import GradcheckError, function_name, user_error
 from gradcheck.checks.numeric import dtype_eps, input_scale
 from gradcheck.checks.realify import join, real_dtype, split
 
@@ -28,6 +30,7 @@ class Target:
         self.diff = adapter.diff
         self.counts = {"forward": 0, "forward_points": 0, "backward": 0, "backward_points": 0}
         self.batch = batch
+        self._phase: tuple[str, int | None, str] = ("forward", None, "at the given inputs")
         self._batch_mode: dict[tuple[int, str | None], str] = {}
         inputs = adapter.inputs
         native = [np.asarray(adapter.to_numpy(x)) if adapter.is_float(x) else None
@@ -37,23 +40,28 @@ class Target:
                                if a is not None and np.iscomplexobj(a)}
         self.x = [None if a is None else split(a).astype(np.float64) for a in native]
         self.input_names = _input_names(len(inputs), names)
+        self.nan_elements = {i: np.argwhere(np.isnan(self.x[i])) for i in self.diff
+                             if np.isnan(self.x[i]).any()}
         self.grad_dtypes = [adapter.dtype_name(inputs[i]) for i in self.diff]
         self.grad_np_dtypes = [real_dtype(native[i].dtype) for i in self.diff]
         self._linearized = None
         self.f0 = self._choose_eval_dtype()
+        self.changed_inputs = self._changed_inputs()
         self.output_names = ["output"] if len(self.f0) == 1 else [
             f"output {k}" for k in range(len(self.f0))
         ]
 
     def _choose_eval_dtype(self) -> list[np.ndarray]:
         try:
-            raw = self._call(self._native(self.x, "float64"))
+            raw = self._first_call()
             self.eval_dtype = "float64"
-        except Exception:  # noqa: BLE001 - the user's function may raise anything
+        except GradcheckError:
             # NOTE: the function rejects float64 (e.g. float32 parameters in a closure): the
             # numerical side then runs in the tested dtype, with that dtype's larger step.
-            raw = self._call(self._native(self.x, None))
+            with self.during("forward", detail="at the given inputs, in their own dtypes"):
+                raw = self._call(self._native(self.x, None))
             self.eval_dtype = None
+        self._check_outputs(raw)
         items = self.adapter.output_items(raw)
         out_dtypes = [_real_name(self.adapter.dtype_name(o)) for o in items]
         in_dtypes = [] if self.eval_dtype else [_real_name(d) for d in self.grad_dtypes]
@@ -64,6 +72,36 @@ class Target:
         f0 = self._outputs(raw)
         self.amplification = self._forward_amplification(f0)
         return f0
+
+    def _changed_inputs(self) -> list[tuple[int, tuple[int, ...]]]:
+        """Inputs that the calls at the given inputs changed in place, with the first
+        changed index. NOTE: every later evaluation gets copies, so such a change does not
+        spoil the check, but it is a bug of its own (the caller's tensor changes)."""
+        changed = []
+        for i, x in enumerate(self.x):
+            if x is None:
+                continue
+            now = split(np.asarray(self.adapter.to_numpy(self.adapter.inputs[i]))).astype(
+                np.float64)
+            differs = ~((now == x) | (np.isnan(now) & np.isnan(x)))
+            if differs.any():
+                changed.append((i, tuple(int(v) for v in np.argwhere(differs)[0])))
+        return changed
+
+    def _first_call(self):
+        """fn at x in float64. NOTE: where the inputs are float64 already, the forward that
+        records the graph is that call, and is made once instead of twice."""
+        if self.adapter.inputs_are_float64():
+            try:
+                self.counts["forward"] += 1
+                self.counts["forward_points"] += 1
+                return self.adapter.recorded_forward()
+            except NotImplementedError:
+                self.counts["forward"] -= 1
+                self.counts["forward_points"] -= 1
+            except Exception as exc:  # noqa: BLE001 - the user's function may raise anything
+                raise self.error(exc) from exc
+        return self._call(self._native(self.x, "float64"))
 
     def _select_outputs(self, outputs: list[np.ndarray]) -> None:
         """The outputs to check: as torch's gradcheck, those autograd differentiates (all,
@@ -112,7 +150,48 @@ class Target:
     def _call(self, args: list):
         self.counts["forward"] += 1
         self.counts["forward_points"] += 1
-        return self.adapter.call(args)
+        try:
+            return self.adapter.call(args)
+        except Exception as exc:  # noqa: BLE001 - the user's function may raise anything
+            raise self.error(exc) from exc
+
+    # -- where the check is, for errors from the user's code ------------------------------
+    @contextmanager
+    def during(self, phase: str, i: int | None = None, detail: str = "") -> Iterator[None]:
+        """Calls inside are described as ``phase`` (of input ``i``, ``detail``) if they raise."""
+        saved = self._phase
+        self._phase = (phase, i, detail)
+        try:
+            yield
+        finally:
+            self._phase = saved
+
+    def error(self, exc: BaseException) -> GradcheckError:
+        """The GradcheckError for ``exc``, raised by the user's code in the current phase."""
+        phase, i, detail = self._phase
+        inputs = [i] if i is not None else list(self.diff)
+        shown = "; ".join(self.describe_input(k) for k in inputs)
+        where = f"{detail}; {shown}" if detail else shown
+        first = inputs[0] if len(inputs) == 1 else None
+        return user_error(
+            exc, self.adapter.fn, phase, where,
+            input=None if first is None else self.input_names[first],
+            shape=None if first is None else tuple(self.adapter.inputs[first].shape),
+            dtype=None if first is None else self.adapter.dtype_name(self.adapter.inputs[first]))
+
+    def describe_input(self, i: int) -> str:
+        x = self.adapter.inputs[i]
+        return (f"{self.input_names[i]} of shape {tuple(np.shape(x))} and dtype "
+                f"{self.adapter.dtype_name(x)}")
+
+    def _check_outputs(self, raw) -> None:
+        problem = self.adapter.output_problem(raw)
+        if problem:
+            name = function_name(self.adapter.fn)
+            raise GradcheckError(
+                f"{name} returned {problem}; it must return the output tensor (or a tuple of "
+                "them) that the gradient flows from: drop .item(), float() or .tolist(), and "
+                "return the result instead of storing it", function=name, phase="forward")
 
     # -- forward evaluations ---------------------------------------------------------------
     def evaluate(self, arrays: Sequence[np.ndarray | None], dtype: str | None = "eval"):
@@ -121,28 +200,59 @@ class Target:
         dtype = self.eval_dtype if dtype == "eval" else dtype
         return self._outputs(self._call(self._native(arrays, dtype)))
 
-    def evaluate_points(self, i: int, points: np.ndarray, dtype: str | None = "eval"):
-        """Outputs for each row of ``points`` (values of input i); shapes (B, *out_shape)."""
+    def evaluate_many(self, points: list[list], labels: list[str]) -> list[list[np.ndarray]]:
+        """``evaluate`` at several points; ``labels[r]`` describes point r for errors."""
+        phase = self._phase
+        found = []
+        try:
+            for arrays, label in zip(points, labels):
+                self._phase = (phase[0], None, label)
+                found.append(self.evaluate(arrays))
+        finally:
+            self._phase = phase
+        return found
+
+    def evaluate_points(self, i: int, points: np.ndarray, dtype: str | None = "eval",
+                        label: Callable[[int], str] | None = None):
+        """Outputs for each row of ``points`` (values of input i); shapes (B, *out_shape).
+
+        ``label(r)`` describes row r (which element moved, by how much) for error messages."""
         dtype = self.eval_dtype if dtype == "eval" else dtype
+        if label is None:
+            label = lambda r: f"of perturbed point {r} of {self.input_names[i]}"  # noqa: E731
         size = max(1, int(np.prod(points.shape[1:])))
         chunk = max(1, BATCH_ELEMENTS // size)
-        parts = [self._evaluate_chunk(i, points[s:s + chunk], dtype)
+        parts = [self._evaluate_chunk(i, points[s:s + chunk], dtype, s, label)
                  for s in range(0, len(points), chunk)]
         return [np.concatenate([p[k] for p in parts]) for k in range(len(self.f0))]
 
-    def _evaluate_chunk(self, i: int, points: np.ndarray, dtype: str | None):
+    def _evaluate_chunk(self, i: int, points: np.ndarray, dtype: str | None, start: int = 0,
+                        label: Callable[[int], str] | None = None):
         key = (i, dtype)
         if key not in self._batch_mode and len(points) <= LOOP_POINTS:
-            return self._looped(i, points, dtype)
+            return self._looped(i, points, dtype, start, label)
         if key not in self._batch_mode:
             self._batch_mode[key] = self._pick_batch_mode(i, points, dtype)
         mode = self._batch_mode[key]
         if mode == "loop":
-            return self._looped(i, points, dtype)
-        return self._batched(i, points, dtype, mode)
+            return self._looped(i, points, dtype, start, label)
+        try:
+            return self._batched(i, points, dtype, mode)
+        except GradcheckError:
+            # NOTE: a batch that raises is evaluated again point by point, so that the error
+            # names the one perturbation that fails (or the batching is what failed).
+            self._batch_mode[key] = "loop"
+            return self._looped(i, points, dtype, start, label)
 
-    def _looped(self, i: int, points: np.ndarray, dtype: str | None):
-        rows = [self._at(i, p, dtype) for p in points]
+    def _looped(self, i: int, points: np.ndarray, dtype: str | None, start: int = 0,
+                label: Callable[[int], str] | None = None):
+        rows = []
+        for r, p in enumerate(points):
+            if label is None:
+                rows.append(self._at(i, p, dtype))
+                continue
+            with self.during(self._phase[0], i, label(start + r)):
+                rows.append(self._at(i, p, dtype))
         return [np.stack([r[k] for r in rows]) for k in range(len(self.f0))]
 
     def _at(self, i: int, value: np.ndarray, dtype: str | None):
@@ -188,7 +298,12 @@ class Target:
         self._ensure_linearized()
         self.counts["backward"] += 1
         self.counts["backward_points"] += 1
-        return self._split_grads(self._linearized[1](self._all_grad_outputs(grad_outputs)))
+        try:
+            return self._split_grads(self._linearized[1](self._all_grad_outputs(grad_outputs)))
+        except Exception as exc:  # noqa: BLE001 - the user's backward may raise anything
+            with self.during("backward", None, "for a grad_output on " + ", ".join(
+                    self.output_names[k] for k, g in enumerate(grad_outputs) if np.any(g))):
+                raise self.error(exc) from exc
 
     def _all_grad_outputs(self, grad_outputs: list[np.ndarray], lead: tuple = ()) -> list:
         """grad_outputs of the checked outputs (real pairs for complex ones) as the framework
@@ -206,12 +321,21 @@ class Target:
         """The framework's batched VJP over a leading axis, on the checker's arrays."""
         lead = (len(grad_outputs[0]),) if grad_outputs else ()
         many = self.adapter.batched_vjp()
-        return self._split_grads(many(self._all_grad_outputs(grad_outputs, lead)))
+        try:
+            return self._split_grads(many(self._all_grad_outputs(grad_outputs, lead)))
+        except Exception as exc:  # noqa: BLE001 - the user's backward may raise anything
+            with self.during("backward", None, "batched over one-hot grad_outputs"):
+                raise self.error(exc) from exc
 
     def _ensure_linearized(self) -> None:
         if self._linearized is None:
-            self.counts["forward"] += 1
-            self._linearized = self.adapter.linearize()
+            if getattr(self.adapter, "_recorded", None) is None:
+                self.counts["forward"] += 1
+            try:
+                self._linearized = self.adapter.linearize()
+            except Exception as exc:  # noqa: BLE001 - the user's function may raise anything
+                with self.during("forward", None, "with autograd recording, at the given inputs"):
+                    raise self.error(exc) from exc
 
     def vjp_rows(self, k: int, rows: np.ndarray) -> list[np.ndarray | None]:
         """Grads for each row of ``rows`` used as output k's grad_output (others zero),

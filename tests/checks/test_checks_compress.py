@@ -161,3 +161,12 @@ def test_colours_evaluated_in_chunks_give_the_same_columns(monkeypatch):
     pieces, counts = _numeric_jacobian(fn, x, vjp, True)
     np.testing.assert_allclose(whole.numeric[0], pieces.numeric[0], rtol=1e-12, atol=0)
     assert counts["forward"] > 8
+
+
+def test_an_index_shifted_backward_cannot_hide_in_a_colour():
+    # the backward credits each output to its neighbour; with equal steps in one colour the
+    # compressed quotient of the true element was credited to the claimed one, and agreed
+    x = np.linspace(-0.9, 0.9, 12)
+    wrong = check_grad(lambda x: 3 * x, x, vjp=lambda g, x: (np.roll(3 * g, 1),),
+                       raise_on_failure=False)
+    assert wrong.verdict == "failed" and wrong.mismatch_counts[("output", "input")] == 24

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from gradcheck.checks import GradientMismatch, check_grad
-from gradcheck.checks.fast import miss_probability, product_normal_cdf
+from gradcheck.checks.miss import grid_miss_cdf, miss_probability
 from gradcheck.checks.planted import ROWS, numpy_case
 
 
@@ -63,21 +63,24 @@ def test_taylor_order_is_about_one_for_a_wrong_gradient():
 
 def test_fast_mode_states_its_miss_probability():
     fn, inputs, vjp = numpy_case(ROWS["missing transpose"], buggy=False)
-    result = check_grad(fn, inputs, vjp=vjp, mode="fast", probes=6)
-    assert result.probes == 6
+    result = check_grad(fn, inputs, vjp=vjp, mode="fast", probes=3)
+    assert result.probes == 3
     # the reported chance is for an entry wrong by 100x the largest probe tolerance
-    assert result.miss_probability == pytest.approx(product_normal_cdf(1.125 / 100) ** 6)
-    assert miss_probability(result.miss_error, result.miss_error / 100, 6) == pytest.approx(
+    assert result.miss_probability == pytest.approx(grid_miss_cdf(1.125 / 100, 3, 3))
+    assert miss_probability(result.miss_error, result.miss_error / 100, 3) == pytest.approx(
         result.miss_probability)
-    assert 0 < result.miss_probability < 1e-6
-    assert "chance of missing" in str(result)
+    assert 0 < result.miss_probability < 1e-5
+    assert "3 x 3 probes per output; chance of missing" in str(result)
 
 
-def test_product_normal_cdf_matches_sampling():
+def test_grid_miss_cdf_matches_sampling():
     rng = np.random.default_rng(0)
-    z = np.abs(rng.standard_normal(200_000) * rng.standard_normal(200_000))
-    for c in [0.01, 0.1, 1.0]:
-        assert product_normal_cdf(c) == pytest.approx((z < c).mean(), abs=3e-3)
+    draw = lambda k: np.abs(rng.standard_normal((k, 200_000))).max(axis=0)  # noqa: E731
+    for directions, weights in [(1, 1), (2, 2), (1, 3)]:
+        z = draw(directions) * draw(weights)
+        for c in [0.01, 0.1, 1.0]:
+            assert grid_miss_cdf(c, directions, weights) == pytest.approx((z < c).mean(),
+                                                                          abs=3e-3)
 
 
 def test_fast_mode_costs_less_than_full_mode():

@@ -28,8 +28,10 @@ class Adapter:
         for i in self.diff:
             if not self.is_float(self.inputs[i]):
                 raise TypeError(
-                    f"input {i} has dtype {self.dtype_name(self.inputs[i])}, which cannot be "
-                    "differentiated; pass only floating-point inputs in wrt="
+                    f"wrt={list(wrt)!r} names input {i}, whose dtype "
+                    f"{self.dtype_name(self.inputs[i])} cannot be differentiated: convert it "
+                    f"to a floating dtype first, e.g. {self.float_hint()}, or leave it out "
+                    "of wrt="
                 )
 
     # -- framework hooks -------------------------------------------------------------------
@@ -65,6 +67,17 @@ class Adapter:
     def linearize(self) -> tuple[list[np.ndarray], Vjp]:
         """Outputs at the inputs (float64 numpy) and a VJP returning grads in native dtype."""
         raise NotImplementedError
+
+    def recorded_forward(self) -> Any:
+        """fn at the given inputs, recording what linearize() needs, which then reuses it;
+        NotImplementedError where linearize() computes its own forward."""
+        raise NotImplementedError
+
+    def inputs_are_float64(self) -> bool:
+        """Whether every floating input already has the dtype of the float64 evaluation, so
+        that a call at the given inputs is the float64 evaluation at x."""
+        return all(not self.is_float(x) or self.dtype_name(x) in ("float64", "complex128")
+                   for x in self.inputs)
 
     def differentiable_outputs(self) -> list[bool] | None:
         """After linearize(): which outputs the framework differentiates (None: all)."""
@@ -110,3 +123,20 @@ class Adapter:
 
     def output_items(self, out: Any) -> list:
         return list(out) if isinstance(out, (tuple, list)) else [out]
+
+    def output_problem(self, out: Any) -> str | None:
+        """What is wrong with ``fn``'s return value as something to differentiate, or None."""
+        items = list(out) if isinstance(out, (tuple, list)) else [out]
+        if not items:
+            return f"an empty {type(out).__name__}"
+        for k, o in enumerate(items):
+            where = "" if len(items) == 1 else f" as output {k}"
+            if o is None:
+                return f"None{where}"
+            if np.asarray(o).dtype == object:
+                return f"a {type(o).__name__}{where}, which is not an array of numbers"
+        return None
+
+    def float_hint(self) -> str:
+        """How to turn an integer input into one this framework differentiates."""
+        return "x.astype(np.float64)"

@@ -23,6 +23,9 @@ class JaxAdapter(Adapter):
             jnp.issubdtype(x.dtype, jnp.floating) or jnp.issubdtype(x.dtype, jnp.complexfloating)
         )
 
+    def float_hint(self) -> str:
+        return "x.astype(jnp.float32) (float64 needs jax.config.update('jax_enable_x64', True))"
+
     def dtype_name(self, x: Any) -> str:
         return str(x.dtype)
 

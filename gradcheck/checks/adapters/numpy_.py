@@ -37,8 +37,14 @@ class NumpyAdapter(Adapter):
     def call(self, args: list) -> Any:
         return self.fn(*args)
 
+    def recorded_forward(self) -> Any:
+        self._recorded = self.fn(*self.inputs)
+        return self._recorded
+
     def linearize(self) -> tuple[list[np.ndarray], Vjp]:
-        out = self.fn(*self.inputs)
+        out = getattr(self, "_recorded", None)
+        if out is None:
+            out = self.recorded_forward()
         items = self.output_items(out)
         single = not isinstance(out, (tuple, list))
 
@@ -53,6 +59,8 @@ class NumpyAdapter(Adapter):
                     f"vjp= returned {len(grads)} gradient(s) for {len(self.inputs)} input(s); "
                     "return one per input, None where an input has no gradient"
                 )
-            return [None if grads[i] is None else np.asarray(grads[i]) for i in self.diff]
+            # copies: a vjp may return a buffer it changes in place on its next call
+            return [None if grads[i] is None else np.array(grads[i], copy=True)
+                    for i in self.diff]
 
         return self.outputs_to_numpy(out), vjp

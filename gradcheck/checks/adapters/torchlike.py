@@ -29,6 +29,23 @@ class TorchLikeAdapter(Adapter):
         items = list(out) if isinstance(out, (tuple, list)) else [out]
         return [o for o in items if not isinstance(o, self.lib.Tensor) or self.is_float(o)]
 
+    def output_problem(self, out: Any) -> str | None:
+        items = list(out) if isinstance(out, (tuple, list)) else [out]
+        tensors = [o for o in items if isinstance(o, self.lib.Tensor)]
+        for k, o in enumerate(items):
+            where = "" if len(items) == 1 else f" as output {k}"
+            if o is None:
+                return f"None{where}"
+            # NOTE: a Python float is a tensor's value cut off from autograd (.item(), float())
+            if isinstance(o, (float, complex)):
+                return f"a Python {type(o).__name__} ({o:.6g}){where}, not a tensor"
+        if not tensors:
+            return f"a {type(out).__name__}, not a tensor"
+        return None
+
+    def float_hint(self) -> str:
+        return "x.double().requires_grad_()"
+
     def call(self, args: list) -> Any:
         with self.lib.no_grad():
             return self.fn(*args)
@@ -37,9 +54,15 @@ class TorchLikeAdapter(Adapter):
         """A copy of ``g`` as a tensor with ``output``'s dtype (and device)."""
         raise NotImplementedError
 
-    def linearize(self) -> tuple[list[np.ndarray], Vjp]:
+    def recorded_forward(self) -> Any:
         with self.lib.enable_grad():
-            out = self.fn(*self.inputs)
+            self._recorded = self.fn(*self.inputs)
+        return self._recorded
+
+    def linearize(self) -> tuple[list[np.ndarray], Vjp]:
+        out = getattr(self, "_recorded", None)
+        if out is None:
+            out = self.recorded_forward()
         items = self.output_items(out)
         self.output_requires_grad = [
             isinstance(o, self.lib.Tensor) and o.requires_grad for o in items]
@@ -65,7 +88,9 @@ class TorchLikeAdapter(Adapter):
                 [p[0] for p in pairs], diff_inputs, [p[1] for p in pairs],
                 retain_graph=True, allow_unused=True, **grad_options,
             )
-            return [None if g is None else self.to_numpy(g) for g in grads]
+            # NOTE: copies, since a backward may return a tensor it later changes in place
+            # (a saved buffer multiplied by grad_output with *=); a view would change with it
+            return [None if g is None else np.array(self.to_numpy(g), copy=True) for g in grads]
 
         return vjp
 

@@ -324,6 +324,7 @@ class Interpreter(Compound, Effects):
         entry = head
         brk = ret = done = None
         counter = self._first_iteration_counter(node, body)
+        carried = None  # the state the last pass hands to the next iteration
         try:
             for number in range(MAX_LOOP_PASSES):
                 if counter is not None:
@@ -331,7 +332,7 @@ class Interpreter(Compound, Effects):
                     # pass is the one where `i == 0`; later ones start from the back edge only
                     self._counters[counter] = number == 0
                     if number == 1:
-                        head = None
+                        head = None if carried is None else carried
                 flow = self._block(body, head) if head is not None else Flow()
                 brk, ret = join(brk, flow.brk), join(ret, flow.ret)
                 back = join(flow.normal, flow.cont)
@@ -342,7 +343,8 @@ class Interpreter(Compound, Effects):
                     # The next iteration binds the next member / object: nothing carries over.
                     back = rebinding.restart(back, fresh, fresh_optimizers)
                     back = rebinding.restore(back, members, entry)
-                new_head = join(head, forget(back, varies) if back else None)
+                carried = forget(back, varies) if back else None
+                new_head = join(head, carried)
                 if new_head == head and number > 0:
                     break
                 head = new_head

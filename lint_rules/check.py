@@ -13,6 +13,7 @@ from typing import NamedTuple
 from lint_rules.finding import (
     NOT_CHECKED_CODE,
     NOT_CHECKED_NAME,
+    PREVIEW,
     AnalysisIncomplete,
     Edit,
     Finding,
@@ -51,6 +52,8 @@ def check_source(
     Calls into other modules of the project are followed (``project.py``): ``project`` says
     where they are; by default, when ``path`` names a file on disk, the project around it.
     ``depends``, when given, receives the modules the analysis read, with their digests.
+    A form of a rule still in preview (``Rule.PREVIEW``) is reported only when ``select``
+    also holds ``"PREVIEW"``.
 
     >>> [f.code for f in check_source("for b in data:\\n    model(b).backward()\\n    opt.step()\\n")]
     ['GC002']
@@ -62,6 +65,7 @@ def check_source(
     rules = _selected(select)
     if strict is None:
         strict = os.environ.get(STRICT_ENV) == "1"
+    preview = any(s.strip().upper() == PREVIEW for s in select or ())
     if project is None and path != "<string>" and os.path.isfile(path):
         from lint_rules.project import Project
 
@@ -82,7 +86,14 @@ def check_source(
         findings = sorted(seen.values(), key=lambda f: (f.line, f.column, f.code))
     if depends is not None and project is not None:
         depends.update(project.used)
+    if not preview:
+        findings = [f for f in findings if not _in_preview(f)]
     return [_shifted(f, shift) for f in findings] if shift else findings
+
+
+def _in_preview(finding: Finding) -> bool:
+    rule = next((r for r in RULES if r.CODE == finding.code), None)
+    return rule is not None and finding.pattern in rule.PREVIEW
 
 
 class _Where(NamedTuple):

@@ -65,7 +65,7 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
     return {
         "line": finding.line, "column": finding.column, "code": finding.code,
         "rule": finding.rule, "message": finding.message, "end_line": finding.end_line,
-        "end_column": finding.end_column, "severity": finding.severity,
+        "end_column": finding.end_column, "severity": finding.severity, "pattern": finding.pattern,
         "fix": None if fix is None else {
             "description": fix.description, "safe": fix.safe,
             "edits": [[e.start, e.end, e.replacement] for e in fix.edits],
@@ -79,7 +79,7 @@ def finding_from_dict(data: dict[str, Any]) -> Finding:
     return Finding(
         line=data["line"], column=data["column"], code=data["code"], rule=data["rule"],
         message=data["message"], end_line=data["end_line"], end_column=data["end_column"],
-        severity=data["severity"],
+        severity=data["severity"], pattern=data.get("pattern", ""),
         fix=None if fix is None else Fix(
             fix["description"], tuple(Edit(*e) for e in fix["edits"]), fix["safe"]),
     )

@@ -113,6 +113,8 @@ def _conflicts(flags: dict[str, bool]) -> None:
 @click.option("--add-noqa", is_flag=True,
               help="Add a '# noqa: CODE' comment to the line of each finding.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--preview", is_flag=True,
+              help="Also report the forms of rules whose precision is not yet established.")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per rule.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary, no warnings.")
 @click.option("--config", multiple=True, metavar="PATH | 'KEY = VALUE'",
@@ -135,7 +137,7 @@ def _conflicts(flags: dict[str, bool]) -> None:
 @never_a_traceback
 def lint_command(paths: tuple[str, ...], select: tuple[str, ...], extend_select: tuple[str, ...],
                  ignore: tuple[str, ...], fmt: str, output_file: str | None, fix: bool,
-                 diff: bool, unsafe_fixes: bool, add_noqa: bool, exit_zero: bool,
+                 diff: bool, unsafe_fixes: bool, add_noqa: bool, exit_zero: bool, preview: bool,
                  statistics: bool, quiet: bool, config: tuple[str, ...],
                  exclude: tuple[str, ...], extend_exclude: tuple[str, ...], show_files: bool,
                  show_settings: bool, watch: bool, no_cache: bool, jobs: int | None,
@@ -175,7 +177,7 @@ def lint_command(paths: tuple[str, ...], select: tuple[str, ...], extend_select:
     options = LintOptions(
         paths=targets,
         overrides=Overrides(_split(select) if select else None, _split(extend_select),
-                            _split(ignore)),
+                            _split(ignore), True if preview else None),
         fix=fix, diff=diff, unsafe_fixes=unsafe_fixes, use_cache=not no_cache, jobs=jobs,
         stdin_data=stdin_data, stdin_filename=stdin_filename, add_noqa=add_noqa,
         command_line=command_line,

@@ -21,7 +21,7 @@ DEFAULT_EXCLUDES = (
     "site-packages",
 )
 _LIST_KEYS = ("select", "extend-select", "ignore", "exclude", "extend-exclude")
-VALID_KEYS = _LIST_KEYS + ("per-file-ignores",)
+VALID_KEYS = _LIST_KEYS + ("per-file-ignores", "preview")
 
 
 class ConfigError(ValueError):
@@ -40,6 +40,7 @@ class FileConfig:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDES
     extend_exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    preview: bool = False  # also report the forms of rules that are in preview
 
     @property
     def patterns(self) -> tuple[str, ...]:
@@ -172,7 +173,14 @@ def parse_table(table: Any, root: Path, source: Path | None,
         exclude=values.get("exclude", DEFAULT_EXCLUDES),
         extend_exclude=values.get("extend-exclude", ()),
         per_file_ignores=per_file_ignores,
+        preview=_flag(table.get("preview", False), f"{where} preview"),
     )
+
+
+def _flag(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where} must be true or false, got {value!r}")
+    return value
 
 
 class ConfigFinder:

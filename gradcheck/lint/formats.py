@@ -56,6 +56,7 @@ def _record(result: FileResult, finding: Finding) -> dict:
         "end_column": finding.end_column or finding.column,
         "code": finding.code,
         "rule": finding.rule,
+        "pattern": finding.pattern,
         "message": finding.message,
         "severity": finding.severity,
         "fix": _fix_dict(finding),

@@ -9,6 +9,7 @@ from pathlib import Path
 from gradcheck.lint.config import ConfigFinder, FileConfig
 from gradcheck.lint.registry import RuleInfo
 from gradcheck.lint.selection import expand_all, resolve
+from lint_rules.finding import PREVIEW
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,7 @@ class Overrides:
     select: tuple[str, ...] | None = None
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    preview: bool | None = None  # --preview (None: as the config says)
 
 
 def _matches(glob: str, relative: str) -> bool:
@@ -90,6 +92,8 @@ class Settings:
         if config is None:
             config = self._config_by_dir[directory] = self.finder.for_directory(Path(directory))
         codes = self._codes_for_config(config)
+        if self.overrides.preview if self.overrides.preview is not None else config.preview:
+            codes = codes | {PREVIEW}  # not a rule: it lets the rules' preview forms report
         if not config.per_file_ignores:
             return codes
         relative = self._relative(absolute, config) or Path(text).as_posix()

@@ -37,6 +37,8 @@ class Rule:
     MESSAGE: ClassVar[str] = ""
     SEVERITY: ClassVar[str] = "error"
     FIX_SAFETY: ClassVar[str] = "none"  # "safe", "unsafe", "mixed" or "none"
+    PATTERNS: ClassVar[dict[str, str]] = {}  # form -> what it flags, as the docs say it
+    PREVIEW: ClassVar[frozenset[str]] = frozenset()  # forms reported only with --preview
     VALID: ClassVar[list[Valid]] = []
     INVALID: ClassVar[list[Invalid]] = []
 
@@ -55,13 +57,14 @@ class Rule:
         *,
         safe: bool = True,
         description: str = "",
+        pattern: str = "",
     ) -> Finding:
         """A Finding spanning ``node``, with a fix when ``edits`` is given."""
         line, column = analysis.text.start(node)
         end_line, end_column = analysis.text.end(node)
         fix = Fix(description or cls.MESSAGE, tuple(edits), safe) if edits else None
         return Finding(line, column, cls.CODE, cls.NAME, message, end_line, end_column,
-                       cls.SEVERITY, fix)
+                       cls.SEVERITY, fix, pattern)
 
 
 def crosses_modules(issue) -> bool:

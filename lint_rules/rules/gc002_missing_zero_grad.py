@@ -75,6 +75,12 @@ class MissingZeroGrad(Rule):
     NAME = "missing-zero-grad"
     MESSAGE = "step() applies gradients that still hold backward passes an earlier step applied"
     FIX_SAFETY = "mixed"
+    PATTERNS: ClassVar[dict[str, str]] = {
+        "stale": "a backward pass adds to gradients a step already applied, and the next step applies both",
+        "restep": "a second step with no backward and no reset in between applies the same gradients again",
+        "foreign": "another network's loss left gradients in this optimizer's parameters (reset order of a GAN or actor-critic loop)",
+        "alias": "gradients handed to another model by reference (`p._grad = q.grad`) are never cleared where they live",
+    }
 
     VALID: ClassVar[list[Valid]] = [
         Valid(
@@ -255,20 +261,20 @@ class MissingZeroGrad(Rule):
             step = issue.step
             name = analysis.optimizer_text(step)
             if issue.optimizer.startswith(ALIAS_PREFIX):
-                message = _alias_message(analysis, issue, name)
+                pattern, message = "alias", _alias_message(analysis, issue, name)
             elif issue.restep:
-                message = _restep_message(issue, name)
+                pattern, message = "restep", _restep_message(issue, name)
             elif issue.foreign:
-                message = _foreign_message(issue, name)
+                pattern, message = "foreign", _foreign_message(issue, name)
             else:
-                message = _stale_message(issue, name)
+                pattern, message = "stale", _stale_message(issue, name)
             if issue.also:
                 lines = " and ".join(str(other.line) for other in issue.also)
                 plural = "s" * (len(issue.also) > 1)
                 verb = "apply" if plural else "applies"
                 message += f" The step{plural} on line{plural} {lines} {verb} the same stale gradients."
             if issue.restep:
-                findings.append(cls.finding(analysis, step.node, message))
+                findings.append(cls.finding(analysis, step.node, message, pattern=pattern))
                 continue
             if crosses_modules(issue):
                 edits, safe = None, True
@@ -277,7 +283,8 @@ class MissingZeroGrad(Rule):
             else:
                 edits, safe = _fix(analysis, issue)
             findings.append(cls.finding(analysis, step.node, message, edits, safe=safe,
-                                        description=f"insert `{name}.zero_grad()` after the step"))
+                                        description=f"insert `{name}.zero_grad()` after the step",
+                                        pattern=pattern))
         return findings
 
 

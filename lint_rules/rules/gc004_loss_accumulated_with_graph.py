@@ -50,6 +50,11 @@ class LossAccumulatedWithGraph(Rule):
     MESSAGE = "a running total keeps every iteration's autograd graph alive"
     SEVERITY = "warning"
     FIX_SAFETY = "unsafe"
+    PATTERNS: ClassVar[dict[str, str]] = {
+        "sum": "`total += loss` (or `total = total + loss`) on the backpropagated tensor",
+        "append": "the backpropagated tensor appended to a list, alone or in a dict or tuple",
+        "method": "the backpropagated tensor handed to a meter whose method adds it to an attribute",
+    }
 
     VALID: ClassVar[list[Valid]] = [
         Valid(
@@ -132,5 +137,6 @@ class LossAccumulatedWithGraph(Rule):
             )
             edits = tuple(Edit(end, end, ".detach()") for end in map(analysis.text.end_offset, total.hits))
             findings.append(cls.finding(analysis, total.statement, message, edits, safe=False,
-                                        description=f"use `{name}.detach()` instead of `{name}`"))
+                                        description=f"use `{name}.detach()` instead of `{name}`",
+                                        pattern=total.how))
         return findings

@@ -126,3 +126,16 @@ def test_parent_gitignore_applies_inside_the_repository(project, kit, monkeypatc
     monkeypatch.chdir(project / "pkg")
     run = kit.run_cli(["lint", "--no-cache", "--format", "json", "."])
     assert {path for path, _ in _codes(run)} == {"loop.py"}
+
+
+def test_preview_is_a_boolean_key() -> None:
+    from pathlib import Path
+
+    import pytest
+
+    from gradcheck.lint.config import ConfigError, parse_table
+
+    assert parse_table({"preview": True}, Path("."), None).preview is True
+    assert parse_table({}, Path("."), None).preview is False
+    with pytest.raises(ConfigError, match="preview must be true or false"):
+        parse_table({"preview": "yes"}, Path("."), None)

@@ -251,14 +251,18 @@ class _Unit:
 
     def _loop_of(self, node: ast.AST) -> ast.AST | None:
         """The loop whose iterations would carry what ``node`` keeps: the nearest around it
-        that is not over a fixed handful (``for opt in optimizers:``, ``range(2)``)."""
+        that steps an optimizer (what a list restarted once per step holds is bounded by
+        the micro-batches of a step), else the nearest that is not over a fixed handful
+        (``for opt in optimizers:``, ``range(2)``)."""
         parents = self.analysis.index.parents
+        loops = []
         parent = parents.get(id(node))
         while parent is not None and parent is not self.unit:
             if isinstance(parent, _LOOPS) and not self._fixed_handful(parent):
-                return parent
+                loops.append(parent)
             parent = parents.get(id(parent))
-        return None
+        stepping = [loop for loop in loops if _steps(loop)]
+        return stepping[0] if stepping else (loops[0] if loops else None)
 
     def _fixed_handful(self, loop: ast.AST) -> bool:
         """``for clf, opt in zip(classifiers, optimizers):`` (one pass per optimizer),
@@ -303,6 +307,12 @@ class _Unit:
                     ev.dotted(getattr(t, "value", t)) == key for t in node.targets):
                 return True
         return False
+
+
+def _steps(loop: ast.AST) -> bool:
+    """Whether the loop's own code calls a ``step`` (of an optimizer, a scaler, a wrapper)."""
+    return any(type(n) is ast.Call and syntax.callee_name(n) in ("step", "optimizer_step")
+               for n in ast.walk(loop))
 
 
 def _adds_to(node: ast.AST, key: str | None) -> bool:

@@ -106,6 +106,11 @@ def graph_free_context(node: ast.AST, parents: dict[int, ast.AST], stop: ast.AST
     return False
 
 
+def graph_free(expr: ast.AST) -> bool:
+    """Whether a context manager or decorator turns autograd's recording off."""
+    return _graph_free(expr)
+
+
 def _graph_free(expr: ast.AST) -> bool:
     call = expr if type(expr) is ast.Call else None
     name = syntax.callee_name(call) if call is not None else (

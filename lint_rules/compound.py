@@ -14,6 +14,7 @@ import ast
 
 from lint_rules import events as ev
 from lint_rules import syntax
+from lint_rules.bindings import graph_free
 from lint_rules.states import State, join
 
 
@@ -54,9 +55,12 @@ class Compound:
                 self._unstable.add(gate)
         if gate:
             self._gates.append(gate)
+        grad_off = any(graph_free(item.context_expr) for item in stmt.items)
+        self._grad_off += grad_off
         try:
             return self._block(syntax.body_of(stmt), state)
         finally:
+            self._grad_off -= grad_off
             if gate:
                 self._gates.pop()
                 self._last_gate = gate

@@ -80,6 +80,7 @@ class Interpreter(Compound, Effects):
         self._if_nodes: dict[int, ast.If] = {}  # the `if` statements met, by id
         self._counters: dict[str, bool] = {}  # loop counter -> whether this is the first pass
         self._step_kinds: dict[tuple, set[str]] = {}  # (step, optimizer) -> kinds of facts met
+        self._grad_off = 0  # `with torch.no_grad():` blocks around the code walked now
         self._bindings: dict[int, object] = {}  # scope -> its Bindings, for reach.py
         self._aliases: dict[str, str] = {}  # model given another's gradient tensors -> their key
         self.alias_sites: dict[str, ast.AST] = {}  # that key -> the statement handing them over
@@ -198,6 +199,10 @@ class Interpreter(Compound, Effects):
             # `if p.grad is not None: p.grad = None` counts as run: where the test is false
             # there is no gradient to reset or apply, so the branch says nothing about them.
             known = _grad_presence(stmt.test)
+        if known is None:
+            # `if loss.requires_grad:` / `torch.is_grad_enabled()`: whether autograd records,
+            # which the `with torch.no_grad():` blocks around this code decide
+            known = _grad_mode_test(stmt.test, self._grad_off == 0)
         if known is not None:  # `if do_zero_grad:` with do_zero_grad=False at this call
             return self._block(syntax.body_of(stmt) if known else syntax.orelse_of(stmt), state)
         parts, joiner = self._reduced(test)  # `opt and do_zero_grad`, do_zero_grad=True
@@ -463,6 +468,18 @@ def _first_test(test: ast.AST, counter: str, first: bool | None = None):
 
 
 _ZERO_TESTS = {ast.Eq: True, ast.NotEq: False, ast.Gt: False, ast.LtE: True}
+
+
+def _grad_mode_test(test: ast.AST, recording: bool) -> bool | None:
+    """The truth of ``x.requires_grad`` / ``torch.is_grad_enabled()`` (or their negation)
+    when autograd is ``recording``; None for any other test."""
+    negated = False
+    while syntax.is_not(test):
+        test, negated = test.operand, not negated
+    if type(test) is ast.Attribute and test.attr == "requires_grad" or \
+            type(test) is ast.Call and syntax.callee_name(test) == "is_grad_enabled":
+        return recording != negated
+    return None
 
 
 def _grad_presence(test: ast.AST) -> bool | None:

@@ -231,6 +231,7 @@ from gradcheck.ref.ops import (  # noqa: F401
     var,
     where,
 )
+from gradcheck.ref.indexed import index_add, index_copy, index_fill  # noqa: F401, E402
 from gradcheck.ref import autograd, cuda  # noqa: F401, E402
 from gradcheck.ref.serialization import load, save  # noqa: F401, E402
 from gradcheck.ref import accelerator, amp, backends, distributed  # noqa: F401, E402
@@ -283,4 +284,5 @@ def compile(model=None, **kwargs):  # noqa: A001
 
 
 from gradcheck.ref import nn, optim, utils  # noqa: F401, E402
+from gradcheck.ref import _dynamo, compiler, fx, jit, multiprocessing  # noqa: F401, E402
 from gradcheck.ref.differential import compare_with_torch  # noqa: F401, E402

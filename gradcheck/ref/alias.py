@@ -18,14 +18,21 @@ from types import ModuleType
 
 # Engine submodules that torch code imports by name; loaded up front so each gets its alias.
 _SUBMODULES = (
+    "_dynamo",
     "accelerator",
     "amp",
     "autograd",
     "backends",
+    "backends.cuda",
     "backends.cudnn",
+    "compiler",
     "cuda",
     "cuda.amp",
     "distributed",
+    "fx",
+    "fx._symbolic_trace",
+    "jit",
+    "multiprocessing",
     "nn",
     "nn.init",
     "nn.parallel",
@@ -35,6 +42,7 @@ _SUBMODULES = (
     "optim.lr_scheduler",
     "utils",
     "utils.data",
+    "utils.data.distributed",
 )
 
 

@@ -59,6 +59,7 @@ from gradcheck.ref.nn.padding import (
     ZeroPad2d,
 )
 from gradcheck.ref.nn.parameter import Parameter
+from gradcheck.ref.nn.pixelshuffle import PixelShuffle, PixelUnshuffle
 from gradcheck.ref.nn.pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
@@ -87,7 +88,7 @@ __all__ = [
     "Hardsigmoid", "Hardswish", "Hardtanh", "HuberLoss", "Identity", "KLDivLoss", "L1Loss",
     "LSTM", "LSTMCell", "LayerNorm", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax",
     "MSELoss", "MaxPool1d", "MaxPool2d", "MaxPool3d", "Mish", "Module", "ModuleDict", "ModuleList",
-    "NLLLoss", "PReLU", "Parameter", "ParameterDict", "ParameterList", "RNN", "RNNBase",
+    "NLLLoss", "PReLU", "Parameter", "PixelShuffle", "PixelUnshuffle", "ParameterDict", "ParameterList", "RNN", "RNNBase",
     "RNNCell", "ReLU", "ReLU6", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
     "ReplicationPad2d", "SELU", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax",
     "Softplus", "Softsign", "Tanh", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",

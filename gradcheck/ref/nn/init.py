@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from gradcheck import ref as torch
 
 Tensor = Any
@@ -155,3 +157,34 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     return normal_(tensor, 0.0, std, generator)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
+    """A (semi-)orthogonal matrix from the QR factorisation of a Gaussian draw, torch's way:
+    the rows are flattened to a matrix, Q's columns take the signs of R's diagonal (so the
+    draw is uniform over orthogonal matrices), and the result is scaled by ``gain``.
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> w = orthogonal_(torch.empty(3, 5))
+        >>> torch.allclose(w @ w.T, torch.eye(3), atol=1e-6)
+        True
+    """
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    with torch.no_grad():
+        flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
+        matrix = flattened.numpy()
+        if rows < cols:
+            matrix = matrix.T
+        q, r = np.linalg.qr(matrix)
+        q = q * np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        tensor.view(rows, cols).copy_(torch.tensor(q, dtype=tensor.dtype))
+        tensor.mul_(gain)
+    return tensor

@@ -1,4 +1,5 @@
 """`gradcheck.ref.utils.data`: datasets, samplers and a single-process `DataLoader`."""
+from gradcheck.ref.utils.data import distributed  # noqa: F401
 from gradcheck.ref.utils.data.collate import default_collate
 from gradcheck.ref.utils.data.dataloader import DataLoader
 from gradcheck.ref.utils.data.dataset import (

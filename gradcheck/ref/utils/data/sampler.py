@@ -26,29 +26,54 @@ class SequentialSampler:
 
 
 class RandomSampler:
-    """A fresh random permutation per epoch, drawn from `generator` (or the global RNG).
+    """A fresh random permutation per epoch, drawn from `generator` (or the global RNG);
+    with ``replacement=True``, ``num_samples`` independent draws (taken 32 at a time, as in
+    torch); without, ``num_samples`` may exceed the dataset and spans several permutations.
 
     Example:
         >>> import gradcheck.ref as torch
         >>> sorted(RandomSampler(range(4), generator=torch.Generator().manual_seed(1)))
         [0, 1, 2, 3]
+        >>> len(list(RandomSampler(range(4), replacement=True, num_samples=70)))
+        70
     """
 
-    def __init__(self, data_source: Sized, generator: Any = None) -> None:
+    def __init__(self, data_source: Sized, replacement: bool = False,
+                 num_samples: int | None = None, generator: Any = None) -> None:
         self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
         self.generator = generator
+        if not isinstance(replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got "
+                            f"replacement={replacement}")
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got "
+                             f"num_samples={self.num_samples}")
+
+    @property
+    def num_samples(self) -> int:
+        # read at each epoch: the dataset may grow or shrink between epochs
+        return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
+        n = len(self.data_source)
         generator = self.generator
         if generator is None:
             # Like torch: seed a private generator from the global RNG, so that
             # torch.manual_seed(...) makes shuffling reproducible.
             seed = int(torch.randint(0, 2**62, (1,)).item())
             generator = torch.Generator().manual_seed(seed)
-        return iter(torch.randperm(len(self.data_source), generator=generator).tolist())
+        if self.replacement:
+            for size in [32] * (self.num_samples // 32) + [self.num_samples % 32]:
+                yield from torch.randint(0, n, (size,), generator=generator).tolist()
+            return
+        for _ in range(self.num_samples // n):
+            yield from torch.randperm(n, generator=generator).tolist()
+        yield from torch.randperm(n, generator=generator).tolist()[:self.num_samples % n]
 
     def __len__(self) -> int:
-        return len(self.data_source)
+        return self.num_samples
 
 
 class BatchSampler:

@@ -31,6 +31,7 @@ from gradcheck.ref.nn.loss import (
     SmoothL1Loss,
 )
 from gradcheck.ref.nn.module import Module
+from gradcheck.ref.nn.multihead import MultiheadAttention
 from gradcheck.ref.nn.nonlinear import (
     CELU,
     ELU,
@@ -73,6 +74,13 @@ from gradcheck.ref.nn.pooling import (
 )
 from gradcheck.ref.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
 from gradcheck.ref.nn.sparse import Embedding
+from gradcheck.ref.nn.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from gradcheck.ref.nn.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from gradcheck.ref.nn import parallel
 from gradcheck.ref.nn.parallel import DataParallel
@@ -88,9 +96,11 @@ __all__ = [
     "Hardsigmoid", "Hardswish", "Hardtanh", "HuberLoss", "Identity", "KLDivLoss", "L1Loss",
     "LSTM", "LSTMCell", "LayerNorm", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax",
     "MSELoss", "MaxPool1d", "MaxPool2d", "MaxPool3d", "Mish", "Module", "ModuleDict", "ModuleList",
+    "MultiheadAttention",
     "NLLLoss", "PReLU", "Parameter", "PixelShuffle", "PixelUnshuffle", "ParameterDict", "ParameterList", "RNN", "RNNBase",
     "RNNCell", "ReLU", "ReLU6", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
     "ReplicationPad2d", "SELU", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax",
-    "Softplus", "Softsign", "Tanh", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
+    "Softplus", "Softsign", "Tanh", "Transformer", "TransformerDecoder",
+    "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
     "ZeroPad1d", "ZeroPad2d", "functional", "init", "parallel", "utils",
 ]

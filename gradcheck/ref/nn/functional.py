@@ -262,3 +262,4 @@ from gradcheck.ref.nn.nonlinear import (  # noqa: E402,F401
 from gradcheck.ref.nn.upsampling import interpolate, upsample  # noqa: E402,F401
 from gradcheck.ref.nn.attention import scaled_dot_product_attention  # noqa: E402,F401
 from gradcheck.ref.nn.pixelshuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
+from gradcheck.ref.nn.multihead import multi_head_attention_forward  # noqa: E402,F401

@@ -286,3 +286,9 @@ def compile(model=None, **kwargs):  # noqa: A001
 from gradcheck.ref import nn, optim, utils  # noqa: F401, E402
 from gradcheck.ref import _dynamo, compiler, fx, jit, multiprocessing  # noqa: F401, E402
 from gradcheck.ref.differential import compare_with_torch  # noqa: F401, E402
+from gradcheck.ref import linalg, storage, tensor_extras  # noqa: F401, E402
+
+storage.attach()
+tensor_extras.attach()
+globals().update(tensor_extras.NAMESPACE)
+svd, qr, cross = linalg.torch_svd, linalg.qr, linalg.torch_cross

@@ -27,7 +27,8 @@ def unsupported(qualname: str, why: str) -> type:
 
     module, _, name = qualname.rpartition(".")
     return type(name, (), {"__new__": refuse, "__module__": module, "__qualname__": name,
-                           "__doc__": f"Stand-in for ``{qualname}``: {why}."})
+                           "__doc__": f"Stand-in for ``{qualname}``: {why}.",
+                           "gradcheck_standin": True})
 
 
 def module_fallback(prefix: str, why: str) -> Callable[[str], type]:

@@ -235,7 +235,14 @@ from gradcheck.ref.indexed import index_add, index_copy, index_fill  # noqa: F40
 from gradcheck.ref import autograd, cuda  # noqa: F401, E402
 from gradcheck.ref.serialization import load, save  # noqa: F401, E402
 from gradcheck.ref import accelerator, amp, backends, distributed  # noqa: F401, E402
-from gradcheck.ref.amp import autocast, is_autocast_enabled  # noqa: F401, E402
+from gradcheck.ref.amp import (  # noqa: F401, E402
+    autocast,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+)
 from gradcheck.ref.legacy import (  # noqa: F401, E402
     BoolTensor,
     ByteTensor,
@@ -248,14 +255,30 @@ from gradcheck.ref.legacy import (  # noqa: F401, E402
     ShortTensor,
 )
 from gradcheck.ref.compat import (  # noqa: F401, E402
+    _assert,
     are_deterministic_algorithms_enabled,
+    e,
     finfo,
+    get_float32_matmul_precision,
     get_num_threads,
     iinfo,
+    inf,
+    is_complex,
+    is_nonzero,
+    is_storage,
+    nan,
+    newaxis,
+    pi,
+    set_default_device,
+    set_default_tensor_type,
+    set_float32_matmul_precision,
     set_num_threads,
     set_printoptions,
+    typename,
     use_deterministic_algorithms,
 )
+from gradcheck.ref import hub, version  # noqa: F401, E402
+from gradcheck.ref.storage import TypedStorage, UntypedStorage  # noqa: F401, E402
 
 _methods.attach()
 

@@ -84,6 +84,42 @@ from gradcheck.ref.nn.transformer import (
 from gradcheck.ref.nn.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from gradcheck.ref.nn import parallel
 from gradcheck.ref.nn.parallel import DataParallel
+from gradcheck.ref.nn.distance import CosineSimilarity, PairwiseDistance
+from gradcheck.ref.nn.instancenorm import (
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LocalResponseNorm,
+    SyncBatchNorm,
+)
+from gradcheck.ref.nn.layers_extra import (
+    GLU,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
+    Bilinear,
+    EmbeddingBag,
+    Fold,
+    LazyLinear,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+    RReLU,
+    Softmax2d,
+    Softmin,
+    Threshold,
+    Unfold,
+)
+from gradcheck.ref.nn.margin_losses import (
+    CosineEmbeddingLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    MarginRankingLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    PoissonNLLLoss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+)
 
 __all__ = [
     "CELU", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d",
@@ -103,4 +139,12 @@ __all__ = [
     "Softplus", "Softsign", "Tanh", "Transformer", "TransformerDecoder",
     "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
     "ZeroPad1d", "ZeroPad2d", "functional", "init", "parallel", "utils",
+    "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "Bilinear", "CosineEmbeddingLoss",
+    "CosineSimilarity", "EmbeddingBag", "Fold", "GLU", "GaussianNLLLoss", "HingeEmbeddingLoss",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyLinear", "LocalResponseNorm",
+    "MarginRankingLoss", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "MultiLabelSoftMarginLoss",
+    "MultiMarginLoss", "PairwiseDistance", "PoissonNLLLoss", "RReLU", "SoftMarginLoss",
+    "Softmax2d", "Softmin", "SyncBatchNorm", "Threshold", "TripletMarginLoss", "Unfold",
 ]
+
+from gradcheck.ref.nn import modules  # noqa: E402,F401  (torch.nn.modules.*, built from the above)

@@ -7,7 +7,17 @@ from typing import Any
 from gradcheck import ref as torch
 
 
-class SequentialSampler:
+class Sampler:
+    """Base class of samplers: an iterable of dataset indices (subclasses define __iter__)."""
+
+    def __init__(self, data_source: Any = None) -> None:
+        pass
+
+    def __iter__(self) -> Iterator[int]:
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler):
     """Indices 0, 1, ..., len(data_source) - 1.
 
     Example:
@@ -25,7 +35,7 @@ class SequentialSampler:
         return len(self.data_source)
 
 
-class RandomSampler:
+class RandomSampler(Sampler):
     """A fresh random permutation per epoch, drawn from `generator` (or the global RNG);
     with ``replacement=True``, ``num_samples`` independent draws (taken 32 at a time, as in
     torch); without, ``num_samples`` may exceed the dataset and spans several permutations.
@@ -76,7 +86,7 @@ class RandomSampler:
         return self.num_samples
 
 
-class BatchSampler:
+class BatchSampler(Sampler):
     """Group the indices of `sampler` into lists of `batch_size`.
 
     Example:
@@ -106,3 +116,61 @@ class BatchSampler:
         if self.drop_last:
             return len(self.sampler) // self.batch_size
         return (len(self.sampler) + self.batch_size - 1) // self.batch_size
+
+
+def _generator(generator: Any) -> Any:
+    if generator is not None:
+        return generator
+    seed = int(torch.randint(0, 2**62, (1,)).item())  # torch's: seeded from the global RNG
+    return torch.Generator().manual_seed(seed)
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices, in a fresh random order each epoch.
+
+    Example:
+        >>> sorted(SubsetRandomSampler([4, 7, 9]))
+        [4, 7, 9]
+    """
+
+    def __init__(self, indices: Any, generator: Any = None) -> None:
+        self.indices, self.generator = indices, generator
+
+    def __iter__(self) -> Iterator[int]:
+        order = torch.randperm(len(self.indices), generator=_generator(self.generator)).tolist()
+        for i in order:
+            yield self.indices[i]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn with probabilities proportional to ``weights``.
+
+    Example:
+        >>> list(WeightedRandomSampler([0.0, 1.0], 3))
+        [1, 1, 1]
+    """
+
+    def __init__(self, weights: Any, num_samples: int, replacement: bool = True,
+                 generator: Any = None) -> None:
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got "
+                             f"num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got "
+                             f"replacement={replacement}")
+        self.weights = torch.as_tensor(weights, dtype=torch.float64)
+        if self.weights.dim() != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape "
+                             f"{tuple(self.weights.shape)}")
+        self.num_samples, self.replacement, self.generator = num_samples, replacement, generator
+
+    def __iter__(self) -> Iterator[int]:
+        drawn = torch.multinomial(self.weights, self.num_samples, self.replacement,
+                                  generator=_generator(self.generator))
+        yield from iter(drawn.tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples

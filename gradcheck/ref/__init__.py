@@ -279,6 +279,17 @@ from gradcheck.ref.compat import (  # noqa: F401, E402
 )
 from gradcheck.ref import hub, version  # noqa: F401, E402
 from gradcheck.ref.storage import TypedStorage, UntypedStorage  # noqa: F401, E402
+from gradcheck.ref.legacy_storage import (  # noqa: F401, E402
+    BoolStorage,
+    ByteStorage,
+    CharStorage,
+    DoubleStorage,
+    FloatStorage,
+    HalfStorage,
+    IntStorage,
+    LongStorage,
+    ShortStorage,
+)
 
 _methods.attach()
 
@@ -309,7 +320,13 @@ def compile(model=None, **kwargs):  # noqa: A001
 from gradcheck.ref import nn, optim, utils  # noqa: F401, E402
 from gradcheck.ref import _dynamo, compiler, fx, jit, multiprocessing  # noqa: F401, E402
 from gradcheck.ref.differential import compare_with_torch  # noqa: F401, E402
-from gradcheck.ref import linalg, storage, tensor_extras  # noqa: F401, E402
+from gradcheck.ref import distributions, linalg, storage, tensor_extras  # noqa: F401, E402
+from gradcheck.ref import autograd_tools, profiler, testing  # noqa: F401, E402
+
+from gradcheck.ref import _utils, onnx  # noqa: F401, E402
+from gradcheck.ref.devices_other import mps, xpu  # noqa: F401, E402
+
+autograd_tools.install(autograd)
 
 storage.attach()
 tensor_extras.attach()

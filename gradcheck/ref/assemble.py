@@ -199,3 +199,9 @@ def torch_range(start=0, end=None, step=1, *, dtype=None, device=None,
     values = start + step * np.arange(count)
     return creation.tensor(values, dtype=dtype or dt.get_default_dtype(),
                            requires_grad=requires_grad)
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple:
+    """Every tensor expanded to the common broadcast shape (views, as in torch)."""
+    shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
+    return tuple(t.expand(*shape) for t in tensors)

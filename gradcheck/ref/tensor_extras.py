@@ -233,6 +233,9 @@ NAMESPACE = {
     "masked_scatter": assemble.masked_scatter, "tril_indices": assemble.tril_indices,
     "triu_indices": assemble.triu_indices, "cartesian_prod": assemble.cartesian_prod,
     "block_diag": assemble.block_diag, "range": assemble.torch_range,
+    "broadcast_tensors": assemble.broadcast_tensors,
+    "lerp": lambda input, end, weight: input.lerp(end, weight),
+    "conj": lambda input: input, "resolve_conj": lambda input: input,
     # distances
     "cdist": distance.cdist, "pdist": distance.pdist,
     "cosine_similarity": distance.cosine_similarity,

@@ -269,6 +269,7 @@ from gradcheck.ref.nn.distance import (  # noqa: E402,F401
     pdist,
 )
 from gradcheck.ref.nn.instancenorm import instance_norm, local_response_norm  # noqa: E402,F401
+from gradcheck.ref.nn.sampling import affine_grid, grid_sample  # noqa: E402,F401
 from gradcheck.ref.nn.layers_extra import (  # noqa: E402,F401
     adaptive_avg_pool3d,
     adaptive_max_pool1d,

@@ -94,6 +94,8 @@ def _build() -> None:
             setattr(this, attr, getattr(nn, attr))
     this.NonDynamicallyQuantizableLinear = this.linear.NonDynamicallyQuantizableLinear = \
         type("NonDynamicallyQuantizableLinear", (nn.Linear,), {})
+    this.batchnorm._NormBase = this.batchnorm._BatchNorm  # torch's common base of the norms
+    this.module._IncompatibleKeys = this.module.IncompatibleKeys
 
 
 _build()

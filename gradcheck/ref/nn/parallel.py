@@ -47,3 +47,58 @@ class DistributedDataParallel(Module):
     @contextlib.contextmanager
     def no_sync(self):
         yield
+
+
+# torch.nn.parallel's functional forms, for the one device there is
+def data_parallel(module: Module, inputs: Any, device_ids: Any = None, output_device: Any = None,
+                  dim: int = 0, module_kwargs: Any = None) -> Any:
+    inputs = inputs if isinstance(inputs, tuple) else (inputs,)
+    return module(*inputs, **(module_kwargs or {}))
+
+
+def scatter(inputs: Any, target_gpus: Any, dim: int = 0) -> list:
+    return [inputs]
+
+
+def gather(outputs: Any, target_device: Any, dim: int = 0) -> Any:
+    return outputs[0] if isinstance(outputs, (list, tuple)) and len(outputs) == 1 else outputs
+
+
+def replicate(network: Module, devices: Any, detach: bool = False) -> list:
+    return [network]
+
+
+def parallel_apply(modules: list, inputs: list, kwargs_tup: Any = None,
+                   devices: Any = None) -> list:
+    kwargs_tup = kwargs_tup or [{}] * len(modules)
+    return [m(*(i if isinstance(i, tuple) else (i,)), **k)
+            for m, i, k in zip(modules, inputs, kwargs_tup)]
+
+
+def _install_layout() -> None:
+    """torch.nn.parallel.distributed / data_parallel / scatter_gather / _functions."""
+    import sys
+    import types
+
+    from gradcheck.ref.standins import module_fallback
+
+    this = sys.modules[__name__]
+    for name, members in {
+        "distributed": {"DistributedDataParallel": DistributedDataParallel},
+        "data_parallel": {"DataParallel": DataParallel, "data_parallel": data_parallel},
+        "scatter_gather": {"scatter": scatter, "gather": gather},
+        "replicate": {"replicate": replicate},
+        "parallel_apply": {"parallel_apply": parallel_apply},
+    }.items():
+        module = types.ModuleType(f"{__name__}.{name}")
+        module.__dict__.update(members)
+        sys.modules[module.__name__] = module
+    functions = types.ModuleType(f"{__name__}._functions")
+    functions.__getattr__ = module_fallback(
+        "torch.nn.parallel._functions", "multi-device broadcast/scatter needs several devices")
+    sys.modules[functions.__name__] = functions
+    this._functions = functions
+    this.distributed = sys.modules[f"{__name__}.distributed"]
+
+
+_install_layout()

@@ -261,3 +261,13 @@ _LRScheduler = LRScheduler  # torch's old name, still used by many scripts
 
 
 from gradcheck.ref.optim.plateau import ReduceLROnPlateau  # noqa: E402,F401
+from gradcheck.ref.optim.schedules import (  # noqa: E402,F401
+    ConstantLR,
+    CosineAnnealingWarmRestarts,
+    CyclicLR,
+    LinearLR,
+    MultiplicativeLR,
+    OneCycleLR,
+    PolynomialLR,
+    SequentialLR,
+)

@@ -222,3 +222,83 @@ def gather_object(obj: Any, object_gather_list: list | None = None, dst: int = 0
     _require_group()
     if object_gather_list is not None:
         object_gather_list[0] = obj
+
+
+reduce_op = ReduceOp  # the deprecated name
+
+
+def get_global_rank(group: Any, group_rank: int) -> int:
+    _require_group()
+    return group_rank
+
+
+def get_group_rank(group: Any, global_rank: int) -> int:
+    _require_group()
+    return global_rank
+
+
+def get_process_group_ranks(group: Any) -> list:
+    _require_group()
+    return [0]
+
+
+def monitored_barrier(group: Any = None, timeout: Any = None,
+                      wait_all_ranks: bool = False) -> None:
+    _require_group()
+
+
+def all_to_all_single(output: Any, input: Any, output_split_sizes: Any = None,  # noqa: A002
+                      input_split_sizes: Any = None, group: Any = None,
+                      async_op: bool = False) -> Work | None:
+    output.copy_(input)
+    return _done(async_op)
+
+
+def all_to_all(output_tensor_list: list, input_tensor_list: list, group: Any = None,
+               async_op: bool = False) -> Work | None:
+    output_tensor_list[0].copy_(input_tensor_list[0])
+    return _done(async_op)
+
+
+def reduce_scatter_tensor(output: Any, input: Any, op: Any = ReduceOp.SUM,  # noqa: A002
+                          group: Any = None, async_op: bool = False) -> Work | None:
+    output.copy_(input.reshape(output.shape))
+    return _done(async_op)
+
+
+_reduce_scatter_base = reduce_scatter_tensor
+_all_gather_base = all_gather_into_tensor
+
+
+def _point_to_point(name: str):
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"torch.distributed.{name} is not available in gradcheck.ref: "
+                                  "with one process there is no other rank to talk to")
+
+    return refuse
+
+
+send, recv, isend, irecv, batch_isend_irecv = (_point_to_point(n) for n in (
+    "send", "recv", "isend", "irecv", "batch_isend_irecv"))
+
+
+class P2POp:
+    def __init__(self, op: Any, tensor: Any, peer: int, group: Any = None, tag: int = 0):
+        self.op, self.tensor, self.peer, self.group, self.tag = op, tensor, peer, group, tag
+
+
+def _get_default_group() -> ProcessGroup:
+    _require_group()
+    return group.WORLD
+
+
+def _submodules() -> None:
+    # NOTE: not `from gradcheck.ref.distributed import fsdp`: the module __getattr__ above
+    # would answer that with a placeholder before the submodule is ever imported.
+    import importlib
+
+    for name in ("algorithms", "checkpoint", "distributed_c10d", "fsdp", "nn"):
+        globals()[name] = importlib.import_module(f"{__name__}.{name}")
+
+
+_submodules()

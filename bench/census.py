@@ -134,11 +134,34 @@ def scan_file(source: str, tensor_attrs: frozenset) -> Counter | None:
 
 
 def repositories(roots: Iterable[Path]) -> Iterator[tuple[str, list[Path]]]:
-    """(name, .py files) per repository: each ``owner+name`` folder under each root."""
+    """(name, .py and .ipynb files) per repository: each ``owner+name`` folder under each
+    root (a root without such folders is one repository)."""
     for root in roots:
         folders = sorted(p for p in root.iterdir() if p.is_dir() and "+" in p.name)
         for folder in folders or [root]:
-            yield folder.name, sorted(folder.rglob("*.py"))
+            files = [p for p in folder.rglob("*") if p.suffix in (".py", ".ipynb")]
+            yield folder.name, sorted(files)
+
+
+def source_of(path: Path) -> str:
+    """A file's Python source; for a notebook, its code cells with IPython magics and shell
+    lines (``%time``, ``!pip``) left out."""
+    text = path.read_text(errors="replace")
+    if path.suffix != ".ipynb":
+        return text
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (json.JSONDecodeError, AttributeError):
+        return ""
+    lines = []
+    for cell in cells:
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        lines += [line for line in source.splitlines()
+                  if not line.lstrip().startswith(("%", "!", "?"))]
+    return "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------- coverage
@@ -183,7 +206,7 @@ def census(roots: list[Path]) -> dict:
     for repo, files in repositories(roots):
         stats["repositories"] += 1
         for path in files:
-            names = scan_file(path.read_text(errors="replace"), tensor_attrs)
+            names = scan_file(source_of(path), tensor_attrs)
             stats["files"] += 1
             if names is None:
                 stats["unparsable files"] += 1

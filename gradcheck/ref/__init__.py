@@ -324,6 +324,33 @@ from gradcheck.ref import distributions, linalg, storage, tensor_extras  # noqa:
 from gradcheck.ref import autograd_tools, profiler, testing  # noqa: F401, E402
 
 from gradcheck.ref import _utils, onnx  # noqa: F401, E402
+from gradcheck.ref.compat import (  # noqa: F401, E402
+    OutOfMemoryError,
+    clear_autocast_cache,
+    get_device_module,
+    is_autocast_cpu_enabled,
+)
+from gradcheck.ref.special_functions import digamma, lgamma, polygamma  # noqa: F401, E402
+from gradcheck.ref.odds import (  # noqa: F401, E402
+    _foreach_add_,
+    _foreach_div_,
+    _foreach_mul_,
+    _foreach_norm,
+    _foreach_sub_,
+    _foreach_zero_,
+    asarray,
+    detach,
+    dist,
+    empty_strided,
+    fill,
+    frombuffer,
+    kron,
+    logspace,
+    randint_like,
+    real,
+)
+from gradcheck.ref.functional_api import func, vmap  # noqa: F401, E402
+from gradcheck.ref import serialization  # noqa: F401, E402
 from gradcheck.ref.devices_other import mps, xpu  # noqa: F401, E402
 
 autograd_tools.install(autograd)
@@ -332,3 +359,11 @@ storage.attach()
 tensor_extras.attach()
 globals().update(tensor_extras.NAMESPACE)
 svd, qr, cross = linalg.torch_svd, linalg.qr, linalg.torch_cross
+
+from gradcheck.ref import odds, special_functions  # noqa: E402
+
+linalg.solve_triangular = odds.solve_triangular
+special = special_functions._special_namespace()
+cpu = __import__("types").SimpleNamespace(is_available=lambda: True, device_count=lambda: 1,
+                                          synchronize=lambda device=None: None,
+                                          current_device=lambda: "cpu")

@@ -142,3 +142,25 @@ def manual_seed_all(seed: int) -> None:
     from gradcheck.ref.random import manual_seed
 
     manual_seed(seed)
+
+
+class OutOfMemoryError(RuntimeError):
+    """torch.OutOfMemoryError (raised by allocators; numpy raises MemoryError instead)."""
+
+
+def clear_autocast_cache() -> None:
+    """Autocast keeps no cast copies here."""
+
+
+def is_autocast_cpu_enabled() -> bool:
+    from gradcheck.ref.amp import is_autocast_enabled
+
+    return is_autocast_enabled("cpu")
+
+
+def get_device_module(device=None):
+    """The module of a device type: ``torch.cuda`` for "cuda", ``torch.cpu`` for "cpu"."""
+    import gradcheck.ref as torch
+
+    kind = "cuda" if device is None else getattr(device, "type", str(device).split(":")[0])
+    return getattr(torch, kind)

@@ -307,6 +307,8 @@ def attach() -> None:
         "is_distributed": lambda self: False, "is_set_to": lambda self, other: (
             self._data is other._data),
         "as_subclass": lambda self, cls: Tensor._make_subclass(cls, self, self.requires_grad),
+        "lgamma": lambda self: _special().lgamma(self),
+        "digamma": lambda self: _special().digamma(self),
     })
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
@@ -327,3 +329,9 @@ def _dtype(name: str):
 def _complex_method(self, *args, **kwargs):
     raise NotImplementedError("complex tensors are not available in gradcheck.ref; keep real "
                               "and imaginary parts as two real tensors")
+
+
+def _special():
+    from gradcheck.ref import special_functions
+
+    return special_functions

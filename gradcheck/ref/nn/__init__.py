@@ -17,7 +17,8 @@ from gradcheck.ref.nn.conv import (
     ConvTranspose3d,
 )
 from gradcheck.ref.nn.dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
-from gradcheck.ref.nn.flatten import Flatten
+from gradcheck.ref.nn.flatten import Flatten, Unflatten
+from gradcheck.ref.nn.rmsnorm import RMSNorm
 from gradcheck.ref.nn.linear import Identity, Linear
 from gradcheck.ref.nn.loss import (
     BCELoss,
@@ -50,6 +51,13 @@ from gradcheck.ref.nn.nonlinear import (
 )
 from gradcheck.ref.nn.normalization import GroupNorm, LayerNorm
 from gradcheck.ref.nn.padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad3d,
+    ReflectionPad3d,
+    ReplicationPad3d,
+    ZeroPad3d,
     ConstantPad1d,
     ConstantPad2d,
     ReflectionPad1d,
@@ -145,6 +153,11 @@ __all__ = [
     "MarginRankingLoss", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "MultiLabelSoftMarginLoss",
     "MultiMarginLoss", "PairwiseDistance", "PoissonNLLLoss", "RReLU", "SoftMarginLoss",
     "Softmax2d", "Softmin", "SyncBatchNorm", "Threshold", "TripletMarginLoss", "Unfold",
+    "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad3d", "ReflectionPad3d",
+    "ReplicationPad3d", "ZeroPad3d", "Unflatten", "RMSNorm", "AdaptiveMaxPool3d",
 ]
+
+from gradcheck.ref.nn.layers_extra import AdaptiveMaxPool3d  # noqa: E402
+from gradcheck.ref.nn import attention  # noqa: E402,F401  (torch.nn.attention)
 
 from gradcheck.ref.nn import modules  # noqa: E402,F401  (torch.nn.modules.*, built from the above)

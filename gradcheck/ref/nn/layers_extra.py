@@ -137,6 +137,28 @@ def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False
     return torch.stack(pieces, -1)
 
 
+def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False) -> Tensor:
+    """Max over torch's adaptive windows of the last three dims."""
+    sizes = [n or input.shape[d] for n, d in zip(_tuple(output_size, 3), (-3, -2, -1))]
+    out = input
+    for axis, size in zip((-3, -2, -1), sizes):
+        length = out.shape[axis]
+        pieces = [out.narrow(axis, (i * length) // size,
+                             math.ceil((i + 1) * length / size) - (i * length) // size)
+                  .amax(axis, keepdim=True) for i in range(size)]
+        out = torch.cat(pieces, axis)
+    return out
+
+
+class AdaptiveMaxPool3d(Module):
+    def __init__(self, output_size, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input: Tensor) -> Tensor:
+        return adaptive_max_pool3d(input, self.output_size)
+
+
 class GLU(Module):
     def __init__(self, dim: int = -1) -> None:
         super().__init__()

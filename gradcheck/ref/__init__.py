@@ -9,6 +9,8 @@ from gradcheck.ref import methods as _methods
 from gradcheck.ref.dtypes import (  # noqa: F401
     bfloat16,
     bool_ as bool,  # noqa: A001
+    complex64,
+    complex128,
     dtype,
     float16,
     float32,
@@ -299,6 +301,7 @@ float = float32  # noqa: A001
 double = float64
 half = float16
 short = int16
+cfloat, cdouble = complex64, complex128
 strided = "strided"
 # memory formats are plain strings here; only contiguous and preserve change behaviour
 contiguous_format = "contiguous_format"

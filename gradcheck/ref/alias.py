@@ -63,6 +63,7 @@ _SUBMODULES = (
     "utils.data.distributed",
     "utils.data.sampler",
     "utils.model_zoo",
+    "utils.tensorboard",
     "version",
 )
 

@@ -164,3 +164,20 @@ def fuser(name: str):
 
 
 strict_fusion = contextlib.nullcontext
+
+
+def _annotations_module():
+    """``torch.jit.annotations``: the typing names TorchScript code imports from it."""
+    import sys
+    import types
+
+    module = types.ModuleType(f"{__name__}.annotations", "torch.jit.annotations")
+    for name in ("Any", "Dict", "List", "Optional", "Tuple", "Union", "Callable"):
+        setattr(module, name, getattr(typing, name))
+    for n in (1, 2, 3):
+        setattr(module, f"BroadcastingList{n}", typing.List)
+    sys.modules[module.__name__] = module
+    return module
+
+
+annotations = _annotations_module()

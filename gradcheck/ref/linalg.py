@@ -24,6 +24,10 @@ from gradcheck.ref.dispatch import Op, apply
 from gradcheck.ref.tensors import Tensor, _make
 
 
+class LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError: a matrix without the property the function needs."""
+
+
 def _mT(t: Tensor) -> Tensor:  # noqa: N802
     return t.transpose(-2, -1)
 
@@ -60,7 +64,7 @@ def _solve_forward(a, b, vector=False):
 
 
 def _solve_rule(ctx, g):
-    a, _ = ctx.saved_tensors
+    (a,) = ctx.saved_tensors
     x = ctx.result
     if ctx.vector:
         g, x = g.unsqueeze(-1), x.unsqueeze(-1)
@@ -73,9 +77,19 @@ def _cholesky_forward(a, upper=False):
     try:
         low = np.linalg.cholesky(a)
     except np.linalg.LinAlgError:
-        raise RuntimeError("linalg.cholesky: The factorization could not be completed because "
-                           "the input is not positive-definite.") from None
+        order = next(k for k in range(1, a.shape[-1] + 1) if not _factorable(a[..., :k, :k]))
+        raise LinAlgError("linalg.cholesky: The factorization could not be completed because "
+                          f"the input is not positive-definite (the leading minor of order "
+                          f"{order} is not positive-definite).") from None
     return np.swapaxes(low, -1, -2).copy() if upper else low
+
+
+def _factorable(a) -> bool:
+    try:
+        np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        return False
+    return True
 
 
 def _cholesky_rule(ctx, g):
@@ -133,8 +147,8 @@ def inv(A: Tensor) -> Tensor:  # noqa: N803 - torch's argument name
     try:
         return apply(TABLE["inv"], _float(A))
     except np.linalg.LinAlgError:
-        raise RuntimeError("linalg.inv: The diagonal element 1 is zero, the inversion could not "
-                           "be completed because the input matrix is singular.") from None
+        raise LinAlgError("linalg.inv: The diagonal element 1 is zero, the inversion could not "
+                          "be completed because the input matrix is singular.") from None
 
 
 inverse = inv

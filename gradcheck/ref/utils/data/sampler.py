@@ -2,13 +2,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sized
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from gradcheck import ref as torch
 
 
-class Sampler:
-    """Base class of samplers: an iterable of dataset indices (subclasses define __iter__)."""
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Sampler(Generic[T_co]):
+    """Base class of samplers: an iterable of dataset indices (subclasses define __iter__);
+    generic like torch's, so ``Sampler[int]`` is a valid annotation and base."""
 
     def __init__(self, data_source: Any = None) -> None:
         pass
@@ -74,9 +78,10 @@ class RandomSampler(Sampler):
             # torch.manual_seed(...) makes shuffling reproducible.
             seed = int(torch.randint(0, 2**62, (1,)).item())
             generator = torch.Generator().manual_seed(seed)
-        if self.replacement:
-            for size in [32] * (self.num_samples // 32) + [self.num_samples % 32]:
-                yield from torch.randint(0, n, (size,), generator=generator).tolist()
+        if self.replacement:  # lazily: num_samples may be astronomically large
+            for _ in range(self.num_samples // 32):
+                yield from torch.randint(0, n, (32,), generator=generator).tolist()
+            yield from torch.randint(0, n, (self.num_samples % 32,), generator=generator).tolist()
             return
         for _ in range(self.num_samples // n):
             yield from torch.randperm(n, generator=generator).tolist()

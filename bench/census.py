@@ -253,16 +253,24 @@ def summary(result: dict) -> str:
             f"{len(unknown)} names unknown to this torch (left out)")
 
 
-def markdown(result: dict, top: int) -> str:
+def markdown(result: dict, top: int, listed_from: int = 3) -> str:
+    """The top ``top`` rows, then every name not covered that at least ``listed_from``
+    repositories use, then how much weight the rarer missing names carry."""
     rows = [r for r in result["rows"] if r["in_torch"]]
     lines = ["| rank | name | repositories | engine |", "|---:|---|---:|---|"]
     for rank, row in enumerate(rows[:top], 1):
         lines.append(f"| {rank} | `{row['name']}` | {row['repos']} | "
                      f"{'covered' if row['covered'] else '**not covered**'} |")
     missing = [r for r in rows[top:] if not r["covered"]]
-    if missing:
-        lines += ["", f"Not covered, below rank {top} (repositories using each):", ""]
-        lines.append(", ".join(f"`{r['name']}` ({r['repos']})" for r in missing))
+    listed = [r for r in missing if r["repos"] >= listed_from]
+    rest = [r for r in missing if r["repos"] < listed_from]
+    if listed:
+        lines += ["", f"Not covered, below rank {top}, used by {listed_from} or more "
+                      "repositories (repositories using each):", ""]
+        lines.append(", ".join(f"`{r['name']}` ({r['repos']})" for r in listed))
+    if rest:
+        lines += ["", f"And {len(rest)} more names not covered, each used by fewer than "
+                      f"{listed_from} repositories (weight {sum(r['repos'] for r in rest)})."]
     return "\n".join(lines)
 
 

@@ -343,7 +343,7 @@ def aiayn_transformer(lib, module, rng) -> Run:
     return _supervised(lib, model, optimizer, _batches(rng, 3, make), loss_fn)
 
 
-# ----- graykode/nlp-tutorial: the BERT of 5-2.BERT/BERT.py ------------------------------------------
+# ----- graykode/nlp-tutorial: the BERT of 5-2.BERT/BERT.py ---------------------------------------
 BERT_GLOBALS = dict(maxlen=12, batch_size=4, max_pred=3, n_layers=2, n_heads=2, d_model=16,
                     d_ff=32, d_k=8, d_v=8, n_segments=2, vocab_size=20)
 

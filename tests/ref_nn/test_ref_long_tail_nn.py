@@ -198,14 +198,14 @@ def test_scheduler_follows_torchs_trajectory(name, torch):
 
 def test_averaged_model_and_swalr_match_torch(torch):
     results = []
+    torch.manual_seed(0)
+    initial = {n: p.detach().double().numpy().copy()
+               for n, p in torch.nn.Linear(3, 2).named_parameters()}
     for lib in (torch, ref):
-        lib.manual_seed(0)
         model = lib.nn.Linear(3, 2).double()
-        if lib is ref:
-            with ref.no_grad():
-                for name, p in model.named_parameters():
-                    p.copy_(ref.tensor(theirs[name]))
-        theirs = {n: p.detach().numpy().copy() for n, p in model.named_parameters()}
+        with lib.no_grad():
+            for name, p in model.named_parameters():
+                p.copy_(lib.tensor(initial[name]))
         ema = lib.optim.swa_utils.AveragedModel(
             model, multi_avg_fn=lib.optim.swa_utils.get_ema_multi_avg_fn(0.9))
         plain = lib.optim.swa_utils.AveragedModel(model)

@@ -163,7 +163,8 @@ def test_distributed_sampler_reshuffles_per_epoch_and_checks_rank():
     assert list(sampler) == first
     sampler.set_epoch(1)
     assert list(sampler) != first and sorted(sampler) == list(range(50))
-    with pytest.raises(ValueError, match=r"Invalid rank 2, rank should be in the interval \[0, 1\]"):
+    with pytest.raises(ValueError,
+                       match=r"Invalid rank 2, rank should be in the interval \[0, 1\]"):
         DistributedSampler(range(5), num_replicas=2, rank=2)
 
 

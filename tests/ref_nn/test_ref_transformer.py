@@ -251,7 +251,7 @@ def test_encoder_stack_matches_torch_in_eval_and_under_no_grad(case, eval_mode):
     src = rng.normal(size=(n, case["src"], d))
     lengths = rng.integers(1, case["src"] + 1, size=n)
     padding = np.arange(case["src"])[None, :] >= lengths[:, None]  # padded at the end
-    outputs = []
+    outputs, encoders = [], []
     for lib in (torch, ref):
         lib.manual_seed(0)
         with warnings.catch_warnings():
@@ -265,8 +265,8 @@ def test_encoder_stack_matches_torch_in_eval_and_under_no_grad(case, eval_mode):
             encoder = lib.nn.TransformerEncoder(layer, case["layers"], lib.nn.LayerNorm(d))
         encoder = encoder.double().train(not eval_mode)
         if lib is ref:
-            _copy_weights(torch_encoder, encoder)
-        torch_encoder = encoder
+            _copy_weights(encoders[0], encoder)
+        encoders.append(encoder)
         with lib.no_grad():
             outputs.append(encoder(lib.tensor(src), src_key_padding_mask=lib.tensor(padding)))
     np.testing.assert_allclose(outputs[1].numpy(), outputs[0].numpy(), rtol=1e-9, atol=1e-11)

@@ -9,6 +9,8 @@ from gradcheck.ref import methods as _methods
 from gradcheck.ref.dtypes import (  # noqa: F401
     bfloat16,
     bool_ as bool,  # noqa: A001
+    complex64,
+    complex128,
     dtype,
     float16,
     float32,
@@ -231,10 +233,18 @@ from gradcheck.ref.ops import (  # noqa: F401
     var,
     where,
 )
+from gradcheck.ref.indexed import index_add, index_copy, index_fill  # noqa: F401, E402
 from gradcheck.ref import autograd, cuda  # noqa: F401, E402
 from gradcheck.ref.serialization import load, save  # noqa: F401, E402
 from gradcheck.ref import accelerator, amp, backends, distributed  # noqa: F401, E402
-from gradcheck.ref.amp import autocast, is_autocast_enabled  # noqa: F401, E402
+from gradcheck.ref.amp import (  # noqa: F401, E402
+    autocast,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+)
 from gradcheck.ref.legacy import (  # noqa: F401, E402
     BoolTensor,
     ByteTensor,
@@ -247,13 +257,40 @@ from gradcheck.ref.legacy import (  # noqa: F401, E402
     ShortTensor,
 )
 from gradcheck.ref.compat import (  # noqa: F401, E402
+    _assert,
     are_deterministic_algorithms_enabled,
+    e,
     finfo,
+    get_float32_matmul_precision,
     get_num_threads,
     iinfo,
+    inf,
+    is_complex,
+    is_nonzero,
+    is_storage,
+    nan,
+    newaxis,
+    pi,
+    set_default_device,
+    set_default_tensor_type,
+    set_float32_matmul_precision,
     set_num_threads,
     set_printoptions,
+    typename,
     use_deterministic_algorithms,
+)
+from gradcheck.ref import hub, version  # noqa: F401, E402
+from gradcheck.ref.storage import TypedStorage, UntypedStorage  # noqa: F401, E402
+from gradcheck.ref.legacy_storage import (  # noqa: F401, E402
+    BoolStorage,
+    ByteStorage,
+    CharStorage,
+    DoubleStorage,
+    FloatStorage,
+    HalfStorage,
+    IntStorage,
+    LongStorage,
+    ShortStorage,
 )
 
 _methods.attach()
@@ -264,6 +301,7 @@ float = float32  # noqa: A001
 double = float64
 half = float16
 short = int16
+cfloat, cdouble = complex64, complex128
 strided = "strided"
 # memory formats are plain strings here; only contiguous and preserve change behaviour
 contiguous_format = "contiguous_format"
@@ -283,4 +321,52 @@ def compile(model=None, **kwargs):  # noqa: A001
 
 
 from gradcheck.ref import nn, optim, utils  # noqa: F401, E402
+from gradcheck.ref import _dynamo, compiler, fx, jit, multiprocessing  # noqa: F401, E402
 from gradcheck.ref.differential import compare_with_torch  # noqa: F401, E402
+from gradcheck.ref import distributions, linalg, storage, tensor_extras  # noqa: F401, E402
+from gradcheck.ref import autograd_tools, profiler, testing  # noqa: F401, E402
+
+from gradcheck.ref import _utils, onnx  # noqa: F401, E402
+from gradcheck.ref.compat import (  # noqa: F401, E402
+    OutOfMemoryError,
+    clear_autocast_cache,
+    get_device_module,
+    is_autocast_cpu_enabled,
+)
+from gradcheck.ref.special_functions import digamma, lgamma, polygamma  # noqa: F401, E402
+from gradcheck.ref.odds import (  # noqa: F401, E402
+    _foreach_add_,
+    _foreach_div_,
+    _foreach_mul_,
+    _foreach_norm,
+    _foreach_sub_,
+    _foreach_zero_,
+    asarray,
+    detach,
+    dist,
+    empty_strided,
+    fill,
+    frombuffer,
+    kron,
+    logspace,
+    randint_like,
+    real,
+)
+from gradcheck.ref.functional_api import func, vmap  # noqa: F401, E402
+from gradcheck.ref import serialization  # noqa: F401, E402
+from gradcheck.ref.devices_other import mps, xpu  # noqa: F401, E402
+
+autograd_tools.install(autograd)
+
+storage.attach()
+tensor_extras.attach()
+globals().update(tensor_extras.NAMESPACE)
+svd, qr, cross = linalg.torch_svd, linalg.qr, linalg.torch_cross
+
+from gradcheck.ref import odds, special_functions  # noqa: E402
+
+linalg.solve_triangular = odds.solve_triangular
+special = special_functions._special_namespace()
+cpu = __import__("types").SimpleNamespace(is_available=lambda: True, device_count=lambda: 1,
+                                          synchronize=lambda device=None: None,
+                                          current_device=lambda: "cpu")

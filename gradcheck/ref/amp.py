@@ -151,3 +151,51 @@ class GradScaler:
         self._growth_factor, self._backoff_factor = state["growth_factor"], state["backoff_factor"]
         self._growth_interval = state["growth_interval"]
         self._growth_tracker = state["_growth_tracker"]
+
+
+def get_autocast_dtype(device_type: str) -> Any:
+    """The dtype autocast would use: float16 on cuda, bfloat16 on cpu (torch's defaults)."""
+    return dt.float16 if device_type == "cuda" else dt.bfloat16
+
+
+def get_autocast_gpu_dtype() -> Any:
+    return get_autocast_dtype("cuda")
+
+
+def get_autocast_cpu_dtype() -> Any:
+    return get_autocast_dtype("cpu")
+
+
+def is_autocast_cache_enabled() -> bool:
+    return True
+
+
+def custom_fwd(fwd=None, *, device_type: str = "cuda", cast_inputs: Any = None):
+    """Decorate an ``autograd.Function.forward``: inside an autocast region, floating inputs
+    are cast to ``cast_inputs`` and autocast is switched off for the body, as in torch."""
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        if cast_inputs is None or not is_autocast_enabled(device_type):
+            return fwd(*args, **kwargs)
+        cast = [_cast_floating(a, cast_inputs) for a in args]
+        with autocast(device_type, enabled=False):
+            return fwd(*cast, **{k: _cast_floating(v, cast_inputs) for k, v in kwargs.items()})
+
+    return forward
+
+
+def custom_bwd(bwd=None, *, device_type: str = "cuda"):
+    """Decorate a ``backward``: it runs with the autocast state of its forward (here: the
+    same full-precision computation), so the function itself is unchanged."""
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+    return bwd
+
+
+def _cast_floating(value: Any, dtype: Any) -> Any:
+    if hasattr(value, "is_floating_point") and value.is_floating_point():
+        return value.to(dtype)
+    return value

@@ -28,7 +28,7 @@ class dtype:  # noqa: N801 - named like torch.dtype
 
     @property
     def is_complex(self) -> bool:
-        return False
+        return self.np.kind == "c"
 
     def to_real(self) -> "dtype":
         return self
@@ -53,6 +53,12 @@ float64 = dtype("float64", np.float64, "DoubleTensor", 8)
 # NOTE: numpy has no bfloat16; the name exists (scripts pass it to autocast) and tensors
 # converted to it are stored, computed and reported as float32.
 bfloat16 = dtype("bfloat16", np.float32, "BFloat16Tensor", 7)
+
+# NOTE: no tensor of a complex dtype can be made here; the names exist because libraries
+# list them at import (safetensors, einops), and using one raises NotImplementedError.
+complex64 = dtype("complex64", np.complex64, "ComplexFloatTensor", 9)
+complex128 = dtype("complex128", np.complex128, "ComplexDoubleTensor", 10)
+_UNSUPPORTED = (complex64, complex128)
 
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
 _BY_NP = {d.np: d for d in ALL}
@@ -92,6 +98,9 @@ def from_numpy(np_dtype) -> dtype:
 def as_dtype(value) -> dtype:
     """Accept a dtype, a numpy dtype, a python type (float/int/bool) or a name."""
     if isinstance(value, dtype):
+        if value in _UNSUPPORTED:
+            raise NotImplementedError(f"{value} tensors are not available in gradcheck.ref: keep "
+                                      "real and imaginary parts as two real tensors")
         return value
     if value is float:
         return get_default_dtype()

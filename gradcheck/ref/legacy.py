@@ -35,6 +35,12 @@ def _construct(cls, *args, **kwargs):
         return creation.zeros(*args[0], dtype=cls.dtype, device=device)
     if len(args) == 1 and isinstance(args[0], Tensor):
         return args[0].to(cls.dtype)
+    from gradcheck.ref.storage import TypedStorage
+
+    if len(args) == 1 and isinstance(args[0], TypedStorage):  # shares the storage's values
+        from gradcheck.ref.tensors import _make
+
+        return _make(args[0]._array.view(cls.dtype.np))
     return creation.tensor(args[0] if args else [], dtype=cls.dtype, device=device)
 
 

@@ -280,6 +280,11 @@ def attach() -> None:
                  "pow", "reciprocal", "floor", "ceil", "round", "sign", "log1p", "expm1",
                  "rsqrt", "square", "erf", "log2", "scatter", "scatter_reduce", "flip"):
         methods[name + "_"] = _inplace_of(getattr(ops, name))
+    from gradcheck.ref import indexed
+
+    for name in ("index_fill", "index_add", "index_copy"):
+        methods[name] = getattr(indexed, name)
+        methods[name + "_"] = getattr(indexed, name + "_")
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     Tensor.__array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators

@@ -4,6 +4,8 @@ Streams are reproducible under ``manual_seed`` but are not bit-identical to torc
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from gradcheck.ref import devices as dev
@@ -173,3 +175,17 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None
 def bernoulli_(self: Tensor, p: float = 0.5, *, generator=None) -> Tensor:
     """Fill with 1 (probability p) or 0."""
     return _fill(self, lambda shape: _rng(generator).random(shape) < p)
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled: bool = True, _caller: str = "fork_rng",
+             _devices_kw: str = "devices", device_type: str = "cuda"):
+    """Restore the global random state on exit, so draws inside do not affect those after."""
+    if not enabled:
+        yield
+        return
+    state = get_rng_state()
+    try:
+        yield
+    finally:
+        set_rng_state(state)

@@ -23,14 +23,96 @@ def save(obj, f, pickle_protocol: int = pickle.DEFAULT_PROTOCOL) -> None:
 
 
 def load(f, map_location=None, weights_only=None, **kwargs):
-    """Read an object written by ``save`` (tensors come back on the cpu).
+    """Read an object written by ``save``, or a checkpoint written by real torch's ``save``
+    (its zip format: tensors and parameters come back as engine tensors on the cpu).
 
     >>> import io, gradcheck.ref as torch
     >>> buffer = io.BytesIO(); save(torch.ones(2), buffer); _ = buffer.seek(0)
     >>> load(buffer)
     tensor([1., 1.])
     """
+    import zipfile
+
     if isinstance(f, (str, os.PathLike)):
+        if zipfile.is_zipfile(f):  # a checkpoint written by torch.save
+            return _load_torch_zip(f)
         with open(f, "rb") as handle:
             return pickle.load(handle)
+    if f.seekable():
+        start = f.tell()
+        is_zip = zipfile.is_zipfile(f)
+        f.seek(start)
+        if is_zip:
+            return _load_torch_zip(f)
     return pickle.load(f)
+
+
+# ----- reading torch's own checkpoint files (a zip archive around a pickle) -------------------
+_STORAGE_DTYPES = {"DoubleStorage": "float64", "FloatStorage": "float32",
+                   "HalfStorage": "float16", "BFloat16Storage": "bfloat16",
+                   "LongStorage": "int64", "IntStorage": "int32", "ShortStorage": "int16",
+                   "CharStorage": "int8", "ByteStorage": "uint8", "BoolStorage": "bool_"}
+
+
+def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False,
+                       backward_hooks=None, metadata=None):
+    """A tensor over ``storage`` (a flat numpy array) with torch's sizes and strides."""
+    import numpy as np
+
+    from gradcheck.ref.tensors import _make
+
+    itemsize = storage.itemsize
+    view = np.lib.stride_tricks.as_strided(storage[storage_offset:], shape=tuple(size),
+                                           strides=tuple(s * itemsize for s in stride))
+    tensor = _make(np.array(view))  # a copy: torch's storages may be shared and strided
+    tensor._rg = bool(requires_grad)
+    return tensor
+
+
+def _rebuild_parameter(data, requires_grad, backward_hooks=None, *state):
+    from gradcheck.ref.nn.parameter import Parameter
+
+    return Parameter(data, requires_grad)
+
+
+class _TorchUnpickler(pickle.Unpickler):
+    """Unpickle torch's ``data.pkl``: storages come from the archive, tensors are rebuilt
+    as engine tensors, and ``torch.*`` names resolve on the engine."""
+
+    def __init__(self, handle, archive, prefix: str) -> None:
+        super().__init__(handle)
+        self.archive, self.prefix = archive, prefix
+
+    def find_class(self, module: str, name: str):
+        if name == "_rebuild_tensor_v2":
+            return _rebuild_tensor_v2
+        if name in ("_rebuild_parameter", "_rebuild_parameter_with_state"):
+            return _rebuild_parameter
+        if name in _STORAGE_DTYPES or (module == "torch" and name.endswith("Storage")):
+            return name
+        if module == "torch" or module.startswith("torch."):
+            import importlib
+
+            engine = importlib.import_module("gradcheck.ref" + module[len("torch"):])
+            return getattr(engine, name)
+        return super().find_class(module, name)
+
+    def persistent_load(self, pid):
+        import numpy as np
+
+        from gradcheck.ref import dtypes as dt
+
+        _, storage_type, key, _location, _numel = pid
+        dtype = getattr(dt, _STORAGE_DTYPES.get(storage_type, "uint8")).np
+        raw = self.archive.read(f"{self.prefix}data/{key}")
+        return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype)
+
+
+def _load_torch_zip(source):
+    import io
+    import zipfile
+
+    with zipfile.ZipFile(source) as archive:
+        name = next(n for n in archive.namelist() if n.endswith("data.pkl"))
+        prefix = name[:-len("data.pkl")]
+        return _TorchUnpickler(io.BytesIO(archive.read(name)), archive, prefix).load()

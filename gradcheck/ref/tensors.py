@@ -52,9 +52,10 @@ class Tensor:
     """
 
     # _view: [parent, op, attrs, version at which grad_fn was last derived from parent] when
-    # this tensor is a view of parent's storage, else None.
+    # this tensor is a view of parent's storage, else None. __dict__ is kept because torch
+    # tensors accept any attribute (``pe.require_grad = False`` is a silent no-op there too).
     __slots__ = ("_data", "_rg", "_grad", "grad_fn", "_vc", "_retains_grad", "_hooks",
-                 "_post_hooks", "_acc", "_view", "_inf", "__weakref__")
+                 "_post_hooks", "_acc", "_view", "_inf", "__weakref__", "__dict__")
 
     # `Tensor(...)` is torch's legacy constructor: sizes give an uninitialised float tensor,
     # anything else is data converted to the default float dtype.
@@ -114,6 +115,21 @@ class Tensor:
     @property
     def is_cuda(self) -> bool:
         return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.device.type == "cpu"
+
+    # Devices and layouts the engine never makes: the answers a dense cpu/cuda tensor gives.
+    is_xpu = is_mps = is_meta = is_sparse = is_quantized = is_mkldnn = is_nested = property(
+        lambda self: False)
+    layout = property(lambda self: "strided")
+
+    def is_complex(self) -> bool:
+        return False
+
+    def is_signed(self) -> bool:
+        return self._data.dtype.kind in "fi"
 
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
@@ -325,12 +341,12 @@ class Tensor:
         new = _make(self._data.copy())
         if type(self) is Tensor:
             new._rg = self._rg
-        else:  # keep subclasses (nn.Parameter) and their attributes
+        else:  # keep subclasses (nn.Parameter)
             new = Tensor._make_subclass(type(self), new, self._rg)
-            if hasattr(self, "__dict__"):
-                from copy import deepcopy
+        if self.__dict__:  # and the attributes a script set on the tensor
+            from copy import deepcopy
 
-                new.__dict__.update(deepcopy(self.__dict__, memo))
+            new.__dict__.update(deepcopy(self.__dict__, memo))
         if self._grad is not None:
             new._grad = _make(self._grad._data.copy())
         memo[id(self)] = new

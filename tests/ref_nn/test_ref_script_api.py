@@ -26,7 +26,7 @@ def test_script_preamble_imports_resolve_to_the_engine():
         import torch.nn.parallel  # noqa: F401
 
         cudnn.benchmark = True
-        assert torch is engine and not dist.is_available()
+        assert torch is engine and dist.is_available() and not dist.is_initialized()
         assert torch.accelerator.current_accelerator() is None or torch.cuda.is_available()
         assert isinstance(torch.nn.DataParallel(torch.nn.Linear(2, 1)).module, torch.nn.Linear)
 

@@ -66,3 +66,37 @@ def memory_allocated(device=None) -> int:
 max_memory_allocated = memory_reserved = memory_allocated
 
 from gradcheck.ref.cuda import amp  # noqa: E402,F401
+
+from gradcheck.ref.cuda.runtime import (  # noqa: E402,F401
+    Event,
+    OutOfMemoryError,
+    Stream,
+    StreamContext,
+    current_stream,
+    default_generators,
+    default_stream,
+    device,
+    get_device_capability,
+    get_device_properties,
+    get_rng_state,
+    get_rng_state_all,
+    init,
+    initial_seed,
+    ipc_collect,
+    is_initialized,
+    max_memory_reserved,
+    mem_get_info,
+    memory_stats,
+    memory_summary,
+    reset_accumulated_memory_stats,
+    reset_max_memory_allocated,
+    reset_max_memory_cached,
+    reset_peak_memory_stats,
+    seed,
+    seed_all,
+    set_device,
+    set_rng_state,
+    set_rng_state_all,
+    set_stream,
+    stream,
+)

@@ -30,3 +30,13 @@ class GradScaler(amp.GradScaler):
         _deprecated("GradScaler")
         super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval,
                          enabled)
+
+
+def custom_fwd(fwd=None, *, cast_inputs: Any = None):
+    """``torch.amp.custom_fwd(device_type="cuda")``."""
+    return amp.custom_fwd(fwd, device_type="cuda", cast_inputs=cast_inputs)
+
+
+def custom_bwd(bwd=None):
+    """``torch.amp.custom_bwd(device_type="cuda")``."""
+    return amp.custom_bwd(bwd, device_type="cuda")

@@ -1,6 +1,9 @@
 """``F.scaled_dot_product_attention``: softmax(q k^T * scale + mask) v, written with the
 engine's ops (so its gradient is the composition of matmul, softmax and masking rules).
 
+This is also ``torch.nn.attention``: ``sdpa_kernel`` chooses among attention kernels, and the
+engine has one (the math path), so it selects nothing; ``SDPBackend`` names the kernels.
+
 Example:
     >>> import gradcheck.ref as torch
     >>> q = torch.ones(1, 2, 4)
@@ -9,6 +12,8 @@ Example:
 """
 from __future__ import annotations
 
+import contextlib
+import enum
 import math
 from typing import Any
 
@@ -45,3 +50,18 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
 
         weights = dropout(weights, dropout_p, True)
     return weights @ value
+
+
+class SDPBackend(enum.IntEnum):
+    ERROR = -1
+    MATH = 0
+    FLASH_ATTENTION = 1
+    EFFICIENT_ATTENTION = 2
+    CUDNN_ATTENTION = 3
+    OVERRIDEABLE = 4
+
+
+@contextlib.contextmanager
+def sdpa_kernel(backends: Any, set_priority: bool = False):
+    """``with sdpa_kernel(SDPBackend.FLASH_ATTENTION):`` runs the block on the one kernel."""
+    yield

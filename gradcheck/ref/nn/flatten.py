@@ -25,3 +25,23 @@ class Flatten(Module):
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Split dim ``dim`` into ``unflattened_size``.
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> tuple(Unflatten(1, (2, 3))(torch.zeros(4, 6)).shape)
+        (4, 2, 3)
+    """
+
+    def __init__(self, dim: int | str, unflattened_size: Any) -> None:
+        super().__init__()
+        self.dim, self.unflattened_size = dim, unflattened_size
+
+    def forward(self, input: Any) -> Any:
+        return input.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

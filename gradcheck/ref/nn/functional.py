@@ -261,3 +261,55 @@ from gradcheck.ref.nn.nonlinear import (  # noqa: E402,F401
 )
 from gradcheck.ref.nn.upsampling import interpolate, upsample  # noqa: E402,F401
 from gradcheck.ref.nn.attention import scaled_dot_product_attention  # noqa: E402,F401
+from gradcheck.ref.nn.pixelshuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
+from gradcheck.ref.nn.multihead import multi_head_attention_forward  # noqa: E402,F401
+from gradcheck.ref.nn.distance import (  # noqa: E402,F401
+    cosine_similarity,
+    pairwise_distance,
+    pdist,
+)
+from gradcheck.ref.nn.instancenorm import instance_norm, local_response_norm  # noqa: E402,F401
+from gradcheck.ref.nn.sampling import affine_grid, grid_sample  # noqa: E402,F401
+from gradcheck.ref.nn.rmsnorm import rms_norm  # noqa: E402,F401
+from gradcheck.ref.nn.layers_extra import adaptive_max_pool3d  # noqa: E402,F401
+
+
+class _Reduction:
+    """torch's legacy reduction codes (none 0, mean 1, sum 2)."""
+
+    @staticmethod
+    def get_enum(reduction: str) -> int:
+        codes = {"none": 0, "mean": 1, "elementwise_mean": 1, "sum": 2}
+        if reduction not in codes:
+            raise ValueError(f"{reduction} is not a valid value for reduction")
+        return codes[reduction]
+
+    @staticmethod
+    def legacy_get_string(size_average, reduce, emit_warning: bool = True) -> str:
+        return _legacy_reduction(size_average, reduce, "mean")
+
+
+from gradcheck.ref.nn.losses import legacy_reduction as _legacy_reduction  # noqa: E402
+from gradcheck.ref.nn.layers_extra import (  # noqa: E402,F401
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    bilinear,
+    embedding_bag,
+    glu,
+    gumbel_softmax,
+    relu_,
+    rrelu,
+    softmin,
+    threshold,
+)
+from gradcheck.ref.nn.margin_losses import (  # noqa: E402,F401
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_soft_margin_loss,
+    poisson_nll_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+)

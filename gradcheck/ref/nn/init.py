@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from gradcheck import ref as torch
 
 Tensor = Any
@@ -155,3 +157,116 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     return normal_(tensor, 0.0, std, generator)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
+    """A (semi-)orthogonal matrix from the QR factorisation of a Gaussian draw, torch's way:
+    the rows are flattened to a matrix, Q's columns take the signs of R's diagonal (so the
+    draw is uniform over orthogonal matrices), and the result is scaled by ``gain``.
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> w = orthogonal_(torch.empty(3, 5))
+        >>> torch.allclose(w @ w.T, torch.eye(3), atol=1e-6)
+        True
+    """
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    with torch.no_grad():
+        flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
+        matrix = flattened.numpy()
+        if rows < cols:
+            matrix = matrix.T
+        q, r = np.linalg.qr(matrix)
+        q = q * np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        tensor.view(rows, cols).copy_(torch.tensor(q, dtype=tensor.dtype))
+        tensor.mul_(gain)
+    return tensor
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0, generator: Any = None) -> Tensor:
+    """N(mean, std^2) truncated to [a, b], torch's way: uniform draws mapped through the
+    inverse normal CDF (erfinv), then clamped.
+
+    Example:
+        >>> import gradcheck.ref as torch
+        >>> bool(trunc_normal_(torch.empty(100), std=0.02, a=-0.04, b=0.04).abs().max() <= 0.04)
+        True
+    """
+    def cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    with torch.no_grad():
+        low, high = cdf((a - mean) / std), cdf((b - mean) / std)
+        tensor.uniform_(2 * low - 1, 2 * high - 1, generator=generator)
+        tensor.erfinv_()
+        tensor.mul_(std * math.sqrt(2.0))
+        tensor.add_(mean)
+        tensor.clamp_(min=a, max=b)
+    return tensor
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """The identity matrix (in a 2-D tensor)."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    with torch.no_grad():
+        tensor.copy_(torch.eye(*tensor.shape, dtype=tensor.dtype))
+    return tensor
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Convolution weights that pass each input channel through unchanged."""
+    dims = tensor.dim()
+    if dims not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    out_per_group = tensor.shape[0] // groups
+    channels = min(out_per_group, tensor.shape[1])
+    with torch.no_grad():
+        tensor.zero_()
+        centre = tuple(size // 2 for size in tensor.shape[2:])
+        for g in range(groups):
+            for d in range(channels):
+                tensor[(g * out_per_group + d, d) + centre] = 1
+    return tensor
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any = None) -> Tensor:
+    """N(0, std^2) with a fraction ``sparsity`` of each column set to zero."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    zeros = int(math.ceil(sparsity * rows))
+    with torch.no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for col in range(cols):
+            picked = torch.randperm(rows, generator=generator)[:zeros]
+            tensor[picked, col] = 0
+    return tensor
+
+
+def _deprecated(fn):
+    """torch's old names without the trailing underscore, with its warning."""
+    import warnings
+
+    def old(*args, **kwargs):
+        warnings.warn(f"`nn.init.{fn.__name__[:-1]}` is now deprecated in favor of "
+                      f"`nn.init.{fn.__name__}`.", FutureWarning, stacklevel=2)
+        return fn(*args, **kwargs)
+
+    old.__name__ = fn.__name__[:-1]
+    return old
+
+
+uniform, normal, constant, eye, dirac = (_deprecated(f) for f in (uniform_, normal_, constant_,
+                                                                   eye_, dirac_))
+xavier_uniform, xavier_normal = _deprecated(xavier_uniform_), _deprecated(xavier_normal_)
+kaiming_uniform, kaiming_normal = _deprecated(kaiming_uniform_), _deprecated(kaiming_normal_)
+orthogonal, sparse = _deprecated(orthogonal_), _deprecated(sparse_)

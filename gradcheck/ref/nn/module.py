@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 from gradcheck import ref as torch
 from gradcheck.ref.nn.parameter import Parameter, reset_grads
+from gradcheck.ref.nn.module_lookup import ModuleLookup
 from gradcheck.ref.utils.hooks import RemovableHandle, add_hook
 
 
@@ -19,7 +20,7 @@ class IncompatibleKeys(NamedTuple):
     unexpected_keys: list[str]
 
 
-class Module:
+class Module(ModuleLookup):
     """Base class for layers and models; subclasses define `forward`.
 
     Example:

@@ -1,5 +1,7 @@
 """``nn.parallel`` / ``nn.DataParallel`` stand-ins: with one numpy device there is nothing to
 split, so the wrapper runs its module directly (and exposes it as ``.module``, as torch does).
+``DistributedDataParallel`` needs an initialized process group, as in torch; with the one
+process the engine runs, averaging gradients over ranks leaves them as they are.
 
 Example:
     >>> import gradcheck.ref as torch
@@ -9,6 +11,7 @@ Example:
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from gradcheck.ref.nn.module import Module
@@ -26,4 +29,76 @@ class DataParallel(Module):
         return self.module(*args, **kwargs)
 
 
-DistributedDataParallel = DataParallel
+class DistributedDataParallel(Module):
+    """Runs ``module`` as the only rank; ``no_sync()`` is accepted (there is nothing to sync)."""
+
+    def __init__(self, module: Module, device_ids: Any = None, output_device: Any = None,
+                 dim: int = 0, **kwargs: Any) -> None:
+        from gradcheck.ref import distributed
+
+        if not distributed.is_initialized():
+            raise ValueError(distributed.NOT_INITIALIZED)
+        super().__init__()
+        self.module = module
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self.module(*args, **kwargs)
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        yield
+
+
+# torch.nn.parallel's functional forms, for the one device there is
+def data_parallel(module: Module, inputs: Any, device_ids: Any = None, output_device: Any = None,
+                  dim: int = 0, module_kwargs: Any = None) -> Any:
+    inputs = inputs if isinstance(inputs, tuple) else (inputs,)
+    return module(*inputs, **(module_kwargs or {}))
+
+
+def scatter(inputs: Any, target_gpus: Any, dim: int = 0) -> list:
+    return [inputs]
+
+
+def gather(outputs: Any, target_device: Any, dim: int = 0) -> Any:
+    return outputs[0] if isinstance(outputs, (list, tuple)) and len(outputs) == 1 else outputs
+
+
+def replicate(network: Module, devices: Any, detach: bool = False) -> list:
+    return [network]
+
+
+def parallel_apply(modules: list, inputs: list, kwargs_tup: Any = None,
+                   devices: Any = None) -> list:
+    kwargs_tup = kwargs_tup or [{}] * len(modules)
+    return [m(*(i if isinstance(i, tuple) else (i,)), **k)
+            for m, i, k in zip(modules, inputs, kwargs_tup)]
+
+
+def _install_layout() -> None:
+    """torch.nn.parallel.distributed / data_parallel / scatter_gather / _functions."""
+    import sys
+    import types
+
+    from gradcheck.ref.standins import module_fallback
+
+    this = sys.modules[__name__]
+    for name, members in {
+        "distributed": {"DistributedDataParallel": DistributedDataParallel},
+        "data_parallel": {"DataParallel": DataParallel, "data_parallel": data_parallel},
+        "scatter_gather": {"scatter": scatter, "gather": gather},
+        "replicate": {"replicate": replicate},
+        "parallel_apply": {"parallel_apply": parallel_apply},
+    }.items():
+        module = types.ModuleType(f"{__name__}.{name}")
+        module.__dict__.update(members)
+        sys.modules[module.__name__] = module
+    functions = types.ModuleType(f"{__name__}._functions")
+    functions.__getattr__ = module_fallback(
+        "torch.nn.parallel._functions", "multi-device broadcast/scatter needs several devices")
+    sys.modules[functions.__name__] = functions
+    this._functions = functions
+    this.distributed = sys.modules[f"{__name__}.distributed"]
+
+
+_install_layout()

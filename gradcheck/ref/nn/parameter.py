@@ -28,6 +28,16 @@ class Parameter(torch.Tensor):
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
+    def __deepcopy__(self, memo: dict) -> Parameter:
+        # like torch: a fresh Parameter of the copied data; attributes set on it are not kept
+        if id(self) in memo:
+            return memo[id(self)]
+        result = Parameter(self.detach().clone(), self.requires_grad)
+        if self.grad is not None:
+            result.grad = self.grad.detach().clone()
+        memo[id(self)] = result
+        return result
+
     def __reduce_ex__(self, protocol: int) -> tuple:
         return (_rebuild_parameter, (self.detach().numpy().copy(), self.requires_grad))
 

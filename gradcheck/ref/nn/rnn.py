@@ -96,18 +96,65 @@ class RNNBase(Module):
         return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
 
     def forward(self, input: Tensor, hx: Any = None) -> Any:
+        from gradcheck.ref.nn.utils.rnn import PackedSequence
+
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         if input.dim() not in (2, 3):
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got "
                              f"{input.dim()}D instead")
         unbatched = input.dim() == 2
         x = input.unsqueeze(1) if unbatched else (input.transpose(0, 1) if self.batch_first
                                                   else input)
-        directions = 2 if self.bidirectional else 1
-        shape = (self.num_layers * directions, x.shape[1], self.hidden_size)
         lstm = self.mode == "LSTM"
         h0, c0 = (hx if lstm else (hx, None)) if hx is not None else (None, None)
         if unbatched and h0 is not None:
             h0, c0 = h0.unsqueeze(1), (c0.unsqueeze(1) if c0 is not None else None)
+        x, h_n, c_n = self._layers(x, h0, c0, None)
+        out = x.squeeze(1) if unbatched else (x.transpose(0, 1) if self.batch_first else x)
+        h_n = h_n.squeeze(1) if unbatched else h_n
+        if not lstm:
+            return out, h_n
+        return out, (h_n, c_n.squeeze(1) if unbatched else c_n)
+
+    def _forward_packed(self, packed: Any, hx: Any) -> Any:
+        """Step only the sequences still running at each time (longest first), as torch."""
+        from gradcheck.ref.nn.utils.rnn import PackedSequence
+
+        sizes = packed.batch_sizes.tolist()
+        x = self._unpack_sorted(packed.data, sizes)
+        lstm = self.mode == "LSTM"
+        h0, c0 = (hx if lstm else (hx, None)) if hx is not None else (None, None)
+        if packed.sorted_indices is not None:  # hx comes in the caller's batch order
+            h0 = None if h0 is None else h0.index_select(1, packed.sorted_indices)
+            c0 = None if c0 is None else c0.index_select(1, packed.sorted_indices)
+        x, h_n, c_n = self._layers(x, h0, c0, sizes)
+        data = torch.cat([x[t, :n] for t, n in enumerate(sizes)], 0)
+        out = PackedSequence(data, packed.batch_sizes, packed.sorted_indices,
+                             packed.unsorted_indices)
+        if packed.unsorted_indices is not None:
+            h_n = h_n.index_select(1, packed.unsorted_indices)
+            c_n = None if c_n is None else c_n.index_select(1, packed.unsorted_indices)
+        return (out, (h_n, c_n)) if lstm else (out, h_n)
+
+    @staticmethod
+    def _unpack_sorted(data: Tensor, sizes: list) -> Tensor:
+        """(T, B, F) in the packed (sorted) batch order, zeros after each sequence's end."""
+        batch, start, rows = sizes[0], 0, []
+        for n in sizes:
+            step = data[start:start + n]
+            if n < batch:
+                step = torch.cat([step, step.new_zeros(batch - n, *step.shape[1:])], 0)
+            rows.append(step)
+            start += n
+        return torch.stack(rows, 0)
+
+    def _layers(self, x: Tensor, h0: Any, c0: Any, sizes: list | None) -> tuple:
+        """Run every layer and direction over ``x`` (T, B, F); with ``sizes`` only the first
+        sizes[t] rows take step t (the others keep their state)."""
+        directions = 2 if self.bidirectional else 1
+        shape = (self.num_layers * directions, x.shape[1], self.hidden_size)
+        lstm = self.mode == "LSTM"
         h0 = torch.zeros(*shape, dtype=x.dtype) if h0 is None else h0
         c0 = torch.zeros(*shape, dtype=x.dtype) if lstm and c0 is None else c0
         step, finals_h, finals_c = self._step(), [], []
@@ -121,21 +168,22 @@ class RNNBase(Module):
                 steps = range(x.shape[0] - 1, -1, -1) if d else range(x.shape[0])
                 seq = [None] * x.shape[0]
                 for t in steps:
-                    h, c = step(gi[t], h, w_hh, b_hh, c)
-                    seq[t] = h
+                    n = x.shape[1] if sizes is None else sizes[t]
+                    if n == x.shape[1]:
+                        h, c = step(gi[t], h, w_hh, b_hh, c)
+                        seq[t] = h
+                        continue
+                    new_h, new_c = step(gi[t, :n], h[:n], w_hh, b_hh, c[:n] if lstm else None)
+                    h = torch.cat([new_h, h[n:]], 0)
+                    c = torch.cat([new_c, c[n:]], 0) if lstm else None
+                    seq[t] = torch.cat([new_h, new_h.new_zeros(x.shape[1] - n, new_h.shape[1])])
                 outputs.append(torch.stack(seq))
                 finals_h.append(h)
                 finals_c.append(c)
             x = outputs[0] if directions == 1 else torch.cat(outputs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
-        out = x.squeeze(1) if unbatched else (x.transpose(0, 1) if self.batch_first else x)
-        h_n = torch.stack(finals_h)
-        h_n = h_n.squeeze(1) if unbatched else h_n
-        if not lstm:
-            return out, h_n
-        c_n = torch.stack(finals_c)
-        return out, (h_n, c_n.squeeze(1) if unbatched else c_n)
+        return x, torch.stack(finals_h), (torch.stack(finals_c) if lstm else None)
 
     def flatten_parameters(self) -> None:
         """A cuDNN memory-layout hint in torch; nothing to do here."""

@@ -3,10 +3,13 @@ from gradcheck.ref.optim import lr_scheduler
 from gradcheck.ref.optim.adagrad import Adagrad
 from gradcheck.ref.optim.adam import Adam, AdamW
 from gradcheck.ref.optim.adaptive import Adadelta, NAdam, RAdam
+from gradcheck.ref.optim.averaged import ASGD, Adamax, SparseAdam
 from gradcheck.ref.optim.lbfgs import LBFGS
 from gradcheck.ref.optim.optimizer import Optimizer
 from gradcheck.ref.optim.rmsprop import RMSprop
 from gradcheck.ref.optim.sgd import SGD
 
-__all__ = ["LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "NAdam", "Optimizer", "RAdam",
-           "RMSprop", "lr_scheduler"]
+__all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam",
+           "Optimizer", "RAdam", "RMSprop", "SparseAdam", "lr_scheduler", "swa_utils"]
+
+from gradcheck.ref.optim import swa_utils  # noqa: E402

@@ -5,6 +5,8 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
+
 from gradcheck import ref as torch
 from gradcheck.ref.optim.optimizer import Optimizer, check_non_negative, implementation_flags
 
@@ -52,30 +54,51 @@ class Adam(Optimizer):
         return state
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """Perform one update; a parameter whose `.grad` is None is skipped."""
+        """Perform one update; a parameter whose `.grad` is None is skipped. The update works
+        on the arrays directly (no graph is recorded under no_grad anyway): one numpy call per
+        term instead of one dispatched Tensor op."""
         return self._step_each(closure, self._update)
 
     def _update(self, p: Any, group: dict[str, Any]) -> None:
         state = self._init_state(p, group)
         lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
-        grad = -p.grad if group["maximize"] else p.grad
-        state["step"].add_(1)
-        step = state["step"].item()
+        state["step"]._data += 1  # a float32 scalar, as torch keeps it
+        state["step"]._vc[0] += 1
+        step = float(state["step"]._data)
+        data, grad = p._data, p.grad._data
+        if group["maximize"]:
+            grad = -grad
         if wd != 0:
             if group["decoupled_weight_decay"]:
-                p.mul_(1 - lr * wd)
+                data *= 1 - lr * wd
             else:
-                grad = grad.add(p, alpha=wd)
+                grad = grad + p._data * wd
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        # NOTE: torch's CPU kernels, operation for operation: lerp's two branches, addcmul as
+        # self + (value * t1) * t2, addcdiv as self + value * (t1 / t2).
+        _lerp_(exp_avg._data, grad, 1 - beta1)
+        exp_avg_sq._data *= beta2
+        exp_avg_sq._data += (1 - beta2) * grad * grad
         step_size = lr / (1 - beta1**step)
         bias_correction2_sqrt = math.sqrt(1 - beta2**step)
+        second = exp_avg_sq._data
         if group["amsgrad"]:
-            state["max_exp_avg_sq"].copy_(torch.maximum(state["max_exp_avg_sq"], exp_avg_sq))
-            exp_avg_sq = state["max_exp_avg_sq"]
-        denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(group["eps"])
-        p.addcdiv_(exp_avg, denom, value=-step_size)
+            maximum = state["max_exp_avg_sq"]
+            np.maximum(maximum._data, second, out=maximum._data)
+            maximum._vc[0] += 1
+            second = maximum._data
+        denom = np.sqrt(second) / bias_correction2_sqrt + group["eps"]
+        data += -step_size * (exp_avg._data / denom)
+        for tensor in (p, exp_avg, exp_avg_sq):
+            tensor._vc[0] += 1
+
+
+def _lerp_(start: np.ndarray, end: np.ndarray, weight: float) -> None:
+    """start += weight * (end - start), in torch's two forms (exact at weight 0 and 1)."""
+    if abs(weight) < 0.5:
+        start += weight * (end - start)
+    else:
+        start[...] = end - (end - start) * (1 - weight)
 
 
 class AdamW(Adam):

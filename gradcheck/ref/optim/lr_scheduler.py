@@ -1,5 +1,5 @@
 """LR schedulers: `LRScheduler`, `LambdaLR`, `StepLR`, `MultiStepLR`, `ExponentialLR`,
-`CosineAnnealingLR`.
+`CosineAnnealingLR` (and `ReduceLROnPlateau`, from `plateau.py`).
 
 As in torch, `get_lr` is the *chainable* form (it updates the current `group["lr"]`), and
 `_get_closed_form_lr` computes the value directly from `base_lrs` when `step(epoch)` is given.
@@ -258,3 +258,16 @@ class CosineAnnealingLR(LRScheduler):
 
 
 _LRScheduler = LRScheduler  # torch's old name, still used by many scripts
+
+
+from gradcheck.ref.optim.plateau import ReduceLROnPlateau  # noqa: E402,F401
+from gradcheck.ref.optim.schedules import (  # noqa: E402,F401
+    ConstantLR,
+    CosineAnnealingWarmRestarts,
+    CyclicLR,
+    LinearLR,
+    MultiplicativeLR,
+    OneCycleLR,
+    PolynomialLR,
+    SequentialLR,
+)

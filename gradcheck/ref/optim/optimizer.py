@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from gradcheck import ref as torch
+from gradcheck.ref import fperrors
 from gradcheck.ref.nn.parameter import reset_grads
 from gradcheck.ref.utils.hooks import RemovableHandle, add_hook
 
@@ -140,11 +141,15 @@ class Optimizer:
         own `step` (so step hooks wrap it) and its update formula in its own `_update`.
         """
         loss = self._evaluate(closure)
-        with torch.no_grad():
-            for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is not None:
-                        update(p, group)
+        quiet = fperrors.ignore()  # updates on arrays: torch is silent about inf/nan too
+        try:
+            with torch.no_grad():
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        if p.grad is not None:
+                            update(p, group)
+        finally:
+            fperrors.restore(quiet)
         return loss
 
     @staticmethod

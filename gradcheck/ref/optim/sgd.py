@@ -5,6 +5,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from gradcheck.ref.optim.optimizer import Optimizer, check_non_negative, implementation_flags
+from gradcheck.ref.tensors import _make
 
 
 class SGD(Optimizer):
@@ -37,17 +38,23 @@ class SGD(Optimizer):
         return self._step_each(closure, self._update)
 
     def _update(self, p: Any, group: dict[str, Any]) -> None:
-        grad = -p.grad if group["maximize"] else p.grad
+        # On the arrays directly (no graph under no_grad): one numpy call per term.
+        grad = p.grad._data
+        if group["maximize"]:
+            grad = -grad
         if group["weight_decay"] != 0:
-            grad = grad.add(p, alpha=group["weight_decay"])
+            grad = grad + group["weight_decay"] * p._data
         momentum = group["momentum"]
         if momentum != 0:
             state = self.state[p]
             buf = state.get("momentum_buffer")
             if buf is None:
                 # NOTE: the first step copies the gradient without dampening, as torch does.
-                buf = state["momentum_buffer"] = grad.detach().clone()
+                buf = state["momentum_buffer"] = _make(grad.copy())
             else:
-                buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
-            grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
-        p.add_(grad, alpha=-group["lr"])
+                buf._data *= momentum
+                buf._data += (1 - group["dampening"]) * grad
+                buf._vc[0] += 1
+            grad = grad + momentum * buf._data if group["nesterov"] else buf._data
+        p._data += -group["lr"] * grad
+        p._vc[0] += 1

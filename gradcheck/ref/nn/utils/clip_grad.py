@@ -73,3 +73,13 @@ def clip_grad_value_(parameters: Iterable[Any] | Any, clip_value: float,
     with torch.no_grad():
         for g in _grads(parameters):
             g.clamp_(min=-clip_value, max=clip_value)
+
+
+def clip_grad_norm(parameters: Iterable[Any] | Any, max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: Any = None) -> Any:
+    """The deprecated spelling of ``clip_grad_norm_``, with torch's warning."""
+    import warnings
+
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite)

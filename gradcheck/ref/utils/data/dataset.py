@@ -4,13 +4,17 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from gradcheck import ref as torch
 
 
-class Dataset:
-    """A map-style dataset: implement `__getitem__(index)` and `__len__()`.
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Dataset(Generic[T_co]):
+    """A map-style dataset: implement `__getitem__(index)` and `__len__()` (generic like
+    torch's, so ``Dataset[Tensor]`` works as a base).
 
     Example:
         >>> class Squares(Dataset):

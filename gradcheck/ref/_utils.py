@@ -1,0 +1,26 @@
+"""``torch._utils``: the flatten/unflatten helpers that distributed and fused-optimizer code
+calls directly.
+
+>>> import gradcheck.ref as torch
+>>> flat = _flatten_dense_tensors([torch.ones(2), torch.zeros(1, 2)])
+>>> [t.shape for t in _unflatten_dense_tensors(flat, [torch.ones(2), torch.zeros(1, 2)])]
+[torch.Size([2]), torch.Size([1, 2])]
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from gradcheck import ref as torch
+
+
+def _flatten_dense_tensors(tensors: list) -> Any:
+    return torch.cat([t.reshape(-1) for t in tensors]) if tensors else torch.zeros(0)
+
+
+def _unflatten_dense_tensors(flat: Any, tensors: list) -> tuple:
+    out, start = [], 0
+    for t in tensors:
+        count = t.numel()
+        out.append(flat[start:start + count].reshape(t.shape))
+        start += count
+    return tuple(out)

@@ -1,0 +1,28 @@
+"""``torch.utils.checkpoint``: activation checkpointing trades memory for a second forward
+pass in backward. Recomputing gives the same values (torch restores the RNG state so dropout
+draws the same masks), so calling the function directly computes exactly what torch
+computes, with the activations kept instead of recomputed.
+
+>>> import gradcheck.ref as torch
+>>> x = torch.ones(2, requires_grad=True)
+>>> checkpoint(lambda t: (t * 3).sum(), x, use_reentrant=False).item()
+6.0
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+def checkpoint(function: Any, *args: Any, use_reentrant: bool | None = None,
+               context_fn: Any = None, determinism_check: str = "default",
+               debug: bool = False, preserve_rng_state: bool = True, **kwargs: Any) -> Any:
+    return function(*args, **kwargs)
+
+
+def checkpoint_sequential(functions: Any, segments: int, input: Any,  # noqa: A002
+                          use_reentrant: bool | None = None, **kwargs: Any) -> Any:
+    """Run a Sequential (or list of modules) on ``input``, as torch's segments would."""
+    modules = list(functions.children()) if hasattr(functions, "children") else list(functions)
+    for module in modules:
+        input = module(input)  # noqa: A001
+    return input

@@ -11,15 +11,25 @@ Three ways in, all calling ``start_from_environment()`` at interpreter start-up:
 Unset, the cost is one environment lookup. ``GRADCHECK_ACTION`` (``warn`` or ``raise``) and
 ``GRADCHECK_ACCUMULATION_STEPS`` carry ``gradcheck run``'s options to those processes.
 
+One process of a guarded job decides its status: ``gradcheck run``, or the first process started
+with ``GRADCHECK_GUARD=1`` (a launcher such as torchrun, or the script itself). It hands a job file
+(``GRADCHECK_JOB_FILE``) to the processes it starts; each appends what it reported, and keeps its
+own exit status, so a launcher never sees a worker fail because of a finding. At its end the
+deciding process exits with ``GRADCHECK_EXIT_CODE`` (default 1; 0 keeps the program's status)
+when any process of the job reported a problem and the program itself succeeded.
+
 >>> start_from_environment({}) is None
 True
 """
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import sys
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+import tempfile
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from gradcheck import exitcodes
 
@@ -29,7 +39,8 @@ if TYPE_CHECKING:
 ENABLE = "GRADCHECK_GUARD"
 ACTION = "GRADCHECK_ACTION"
 ACCUMULATION_STEPS = "GRADCHECK_ACCUMULATION_STEPS"
-FOUND_FILE = "GRADCHECK_FOUND_FILE"  # any process that reports a problem appends to it
+EXIT_CODE = "GRADCHECK_EXIT_CODE"
+JOB_FILE = "GRADCHECK_JOB_FILE"  # every process of the job appends what it reported
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "autostart_path")
 
 
@@ -48,29 +59,139 @@ def start_from_environment(environ: Mapping[str, str] = os.environ) -> GuardSess
     if action not in ("warn", "raise"):
         raise ValueError(f"{ACTION} must be 'warn' or 'raise', got {action!r}; "
                          f"unset {ENABLE} or fix the value")
-    return session.GuardSession(int(steps) if steps else None, action).install()
+    code = exit_code(environ)
+    guarded = session.GuardSession(int(steps) if steps else None, action)
+    if environ is os.environ and not environ.get(JOB_FILE):
+        _decide_exit_status(guarded, code)  # before install(): its exit handler must run last
+    return guarded.install()
 
 
-def environment_for_children(
-    accumulation_steps: int | None, action: str, found_file: str
-) -> dict[str, str]:
-    """The variables that make processes started by a guarded program guarded too."""
-    path = os.environ.get("PYTHONPATH", "")
-    return {
-        ENABLE: "1",
-        ACTION: action,
-        ACCUMULATION_STEPS: str(accumulation_steps or ""),
-        FOUND_FILE: found_file,
-        "PYTHONPATH": PATH + (os.pathsep + path if path else ""),
-    }
+def exit_code(environ: Mapping[str, str] = os.environ) -> int:
+    """The status of a job whose program succeeded but whose guard found problems."""
+    text = environ.get(EXIT_CODE, "")
+    if not text:
+        return exitcodes.FINDINGS
+    if not text.isdigit() or int(text) > 255:
+        raise ValueError(f"{EXIT_CODE} must be an exit status from 0 to 255, got {text!r}; "
+                         f"0 keeps the program's own status")
+    return int(text)
 
 
-def note_found(problems: int) -> None:
-    """Tell the ``gradcheck run`` that started this process that it reported problems."""
-    path = os.environ.get(FOUND_FILE)
-    if path and problems:
-        with open(path, "a", encoding="utf-8") as found:
-            found.write(f"{os.getpid()}\n")
+class Job:
+    """The job file of one guarded job and the environment that hands it to child processes."""
+
+    def __init__(self, path: str, environment: dict[str, str]) -> None:
+        self.path = path
+        self.environment = environment
+
+    @classmethod
+    def create(cls, accumulation_steps: int | None = None, action: str = "warn") -> Job:
+        descriptor, path = tempfile.mkstemp(prefix="gradcheck-job-")
+        os.close(descriptor)
+        python_path = os.environ.get("PYTHONPATH", "")
+        return cls(path, {
+            ENABLE: "1",
+            ACTION: action,
+            ACCUMULATION_STEPS: str(accumulation_steps or ""),
+            JOB_FILE: path,
+            "PYTHONPATH": PATH + (os.pathsep + python_path if python_path else ""),
+        })
+
+    @contextlib.contextmanager
+    def exported(self) -> Iterator[None]:
+        """Within the block, processes started inherit the guard and report to this job."""
+        saved = {name: os.environ.get(name) for name in self.environment}
+        os.environ.update(self.environment)
+        try:
+            yield
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+    def close(self) -> JobSummary:
+        """What the job's processes reported (each wrote one line); removes the file."""
+        summary = JobSummary()
+        try:
+            with open(self.path, encoding="utf-8") as job:
+                for line in job:
+                    summary.add(line)
+            os.remove(self.path)
+        except OSError:
+            pass
+        return summary
+
+
+class JobSummary:
+    """Problems reported and things guarded, over the processes of one job."""
+
+    def __init__(self) -> None:
+        self.problems = self.guarded = self.passes = self.processes = 0
+
+    def add(self, line: str) -> None:
+        fields = [int(f) for f in line.split()[1:] if f.isdigit()]
+        if len(fields) == 3:
+            self.processes += 1
+            self.problems += fields[0]
+            self.guarded += fields[1]
+            self.passes += fields[2]
+
+    def nothing_guarded(self) -> str:
+        """The note for a job that guarded nothing; empty when it guarded something."""
+        if self.guarded or not self.processes:
+            return ""
+        ran = f"{self.passes} backward pass(es) ran, but " if self.passes else ""
+        return (f"gradcheck: nothing was guarded: {ran}no torch.optim optimizer stepped and no "
+                "parameter changed between backward passes, so no gradient was checked")
+
+
+def note_found(problems: int, guarded: int = 0, passes: int = 0) -> None:
+    """Tell the job's deciding process what this process reported and guarded."""
+    path = os.environ.get(JOB_FILE)
+    if path:
+        with contextlib.suppress(OSError), open(path, "a", encoding="utf-8") as job:
+            job.write(f"{os.getpid()} {problems} {guarded} {passes}\n")
+
+
+def _decide_exit_status(session: GuardSession, code: int) -> None:
+    """Make this process the one that carries the job's status (see the module's docstring)."""
+    job = Job.create(session.k, session.action)
+    os.environ[JOB_FILE] = job.path  # inherited by every process started from now on
+    session.decides_exit_status = True
+    pid, ended = os.getpid(), _ExitRecorder()
+    sys.exit = ended.exit  # type: ignore[assignment]
+
+    def exit_with_findings() -> None:
+        if os.getpid() != pid:  # a forked child that returned: not the deciding process
+            return
+        summary = job.close()
+        found = summary.problems or session.found
+        note = summary.nothing_guarded()
+        if note:
+            print(note, file=sys.stderr, flush=True)
+        crashed = getattr(sys, "last_value", None) is not None
+        if found and code and not crashed and ended.code in (None, 0):
+            sys.stdout.flush()
+            sys.stderr.flush()
+            # NOTE: the only way to change the status of a program that already ended; it runs
+            # last (registered first), so every other exit handler has run
+            os._exit(code)
+
+    atexit.register(exit_with_findings)
+
+
+class _ExitRecorder:
+    """Remembers the status passed to ``sys.exit``: the program's own, which a finding keeps."""
+
+    def __init__(self) -> None:
+        self.code: Any = None
+        self.original = sys.exit
+
+    def exit(self, code: Any = None) -> None:
+        self.code = code
+        self.original(code)
 
 
 def start_at_interpreter_start() -> None:

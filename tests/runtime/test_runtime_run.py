@@ -93,7 +93,7 @@ def test_the_cli_refuses_bad_options(tmp_path):
     result = CliRunner().invoke(cli, ["run", "--accumulation-steps", "0", str(script)])
     assert result.exit_code == 2 and "accumulation-steps" in result.output
     result = CliRunner().invoke(cli, ["run", str(tmp_path / "missing.py")])
-    assert result.exit_code == 2 and "does not exist" in result.output
+    assert result.exit_code == 2 and "no file" in result.output
 
 
 @pytest.mark.parametrize("environ, message", [

@@ -53,14 +53,15 @@ def start_from_environment(environ: Mapping[str, str] = os.environ) -> GuardSess
     if session.active() is not None:
         return session.active()
     steps, action = environ.get(ACCUMULATION_STEPS, ""), environ.get(ACTION, "warn")
-    if steps and not steps.isdigit() or steps == "0":
-        raise ValueError(f"{ACCUMULATION_STEPS} must be a positive integer, got {steps!r}; "
-                         f"unset {ENABLE} or fix the value")
+    try:
+        default, per_line = session.parse_accumulation_steps(steps)
+    except ValueError as exc:
+        raise ValueError(f"{ACCUMULATION_STEPS}: {exc}; or unset {ENABLE}") from None
     if action not in ("warn", "raise"):
         raise ValueError(f"{ACTION} must be 'warn' or 'raise', got {action!r}; "
                          f"unset {ENABLE} or fix the value")
     code = exit_code(environ)
-    guarded = session.GuardSession(int(steps) if steps else None, action)
+    guarded = session.GuardSession(default, action, per_optimizer=per_line)
     if environ is os.environ and not environ.get(JOB_FILE):
         _decide_exit_status(guarded, code)  # before install(): its exit handler must run last
     return guarded.install()
@@ -85,14 +86,14 @@ class Job:
         self.environment = environment
 
     @classmethod
-    def create(cls, accumulation_steps: int | None = None, action: str = "warn") -> Job:
+    def create(cls, accumulation_steps: str = "", action: str = "warn") -> Job:
         descriptor, path = tempfile.mkstemp(prefix="gradcheck-job-")
         os.close(descriptor)
         python_path = os.environ.get("PYTHONPATH", "")
         return cls(path, {
             ENABLE: "1",
             ACTION: action,
-            ACCUMULATION_STEPS: str(accumulation_steps or ""),
+            ACCUMULATION_STEPS: accumulation_steps,
             JOB_FILE: path,
             "PYTHONPATH": PATH + (os.pathsep + python_path if python_path else ""),
         })
@@ -131,20 +132,27 @@ class JobSummary:
         self.problems = self.guarded = self.passes = self.processes = 0
 
     def add(self, line: str) -> None:
+        """One process's line of the job file: pid, problems, things guarded, passes."""
         fields = [int(f) for f in line.split()[1:] if f.isdigit()]
         if len(fields) == 3:
-            self.processes += 1
-            self.problems += fields[0]
-            self.guarded += fields[1]
-            self.passes += fields[2]
+            self.include(*fields)
+
+    def include(self, problems: int, guarded: int, passes: int) -> None:
+        self.processes += 1
+        self.problems += problems
+        self.guarded += guarded
+        self.passes += passes
 
     def nothing_guarded(self) -> str:
         """The note for a job that guarded nothing; empty when it guarded something."""
         if self.guarded or not self.processes:
             return ""
-        ran = f"{self.passes} backward pass(es) ran, but " if self.passes else ""
-        return (f"gradcheck: nothing was guarded: {ran}no torch.optim optimizer stepped and no "
-                "parameter changed between backward passes, so no gradient was checked")
+        if not self.passes:
+            return ("gradcheck: nothing was guarded: no backward() reached a parameter and no "
+                    "torch.optim optimizer stepped")
+        return ("gradcheck: nothing was guarded: backward() ran, but no torch.optim optimizer "
+                "stepped and no parameter changed between backward passes, so no update was "
+                "checked")
 
 
 def note_found(problems: int, guarded: int = 0, passes: int = 0) -> None:
@@ -157,7 +165,8 @@ def note_found(problems: int, guarded: int = 0, passes: int = 0) -> None:
 
 def _decide_exit_status(session: GuardSession, code: int) -> None:
     """Make this process the one that carries the job's status (see the module's docstring)."""
-    job = Job.create(session.k, session.action)
+    per_line = [f"{where}={k}" for where, k in session.per_optimizer.items()]
+    job = Job.create(",".join([str(session.k or ""), *per_line]).strip(","), session.action)
     os.environ[JOB_FILE] = job.path  # inherited by every process started from now on
     session.decides_exit_status = True
     pid, ended = os.getpid(), _ExitRecorder()
@@ -167,7 +176,8 @@ def _decide_exit_status(session: GuardSession, code: int) -> None:
         if os.getpid() != pid:  # a forked child that returned: not the deciding process
             return
         summary = job.close()
-        found = summary.problems or session.found
+        summary.include(session.found, session.summary()["guarded"], session.summary()["passes"])
+        found = summary.problems
         note = summary.nothing_guarded()
         if note:
             print(note, file=sys.stderr, flush=True)

@@ -45,9 +45,11 @@ def semantics_command(framework: str, verbose: bool) -> None:
 )
 @click.option(
     "--accumulation-steps",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Backward passes per optimizer step (default: the framework's setting, else unknown).",
+    metavar="[FILE:LINE=]K",
+    multiple=True,
+    help="Backward passes per optimizer step: K for every optimizer, FILE:LINE=K for the one "
+         "built at that line (repeat the option). Default: the framework's setting, else "
+         "unknown (inferred per optimizer where it matters).",
 )
 @click.option(
     "--action",
@@ -59,7 +61,7 @@ def semantics_command(framework: str, verbose: bool) -> None:
 @click.option("-m", "module", metavar="MODULE", default=None,
               help="Run a module as a script, as python -m does (e.g. torch.distributed.run).")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def run_command(accumulation_steps: int | None, action: str, module: str | None,
+def run_command(accumulation_steps: tuple[str, ...], action: str, module: str | None,
                 args: tuple[str, ...]) -> None:
     """Run SCRIPT [ARGS]... (or -m MODULE [ARGS]...) with every torch optimizer guarded.
 
@@ -67,7 +69,13 @@ def run_command(accumulation_steps: int | None, action: str, module: str | None,
     fails (130 after Ctrl-C), else 1 when the guard found a problem and 0 when it found none.
     """
     from gradcheck.runtime.launch import run_module, run_script
+    from gradcheck.runtime.session import parse_accumulation_steps
 
+    steps = ",".join(accumulation_steps)
+    try:
+        parse_accumulation_steps(steps)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--accumulation-steps") from None
     if module is None and not args:
         raise click.UsageError("pass a script to run (or -m MODULE)")
     if module is None and not os.path.isfile(args[0]):
@@ -75,11 +83,9 @@ def run_command(accumulation_steps: int | None, action: str, module: str | None,
                                  param_hint="SCRIPT")
     try:
         if module is None:
-            status = run_script(args[0], args[1:], accumulation_steps=accumulation_steps,
-                                action=action)
+            status = run_script(args[0], args[1:], accumulation_steps=steps, action=action)
         else:
-            status = run_module(module, args, accumulation_steps=accumulation_steps,
-                                action=action)
+            status = run_module(module, args, accumulation_steps=steps, action=action)
     except (ModuleNotFoundError, ValueError) as exc:
         click.echo(f"gradcheck run: error: {exc}", err=True)
         raise SystemExit(exitcodes.ERROR) from None

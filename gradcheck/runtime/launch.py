@@ -23,7 +23,7 @@ from types import TracebackType
 from gradcheck import exitcodes
 from gradcheck.runtime import autostart
 from gradcheck.runtime.guard import GradGuardError
-from gradcheck.runtime.session import GuardSession
+from gradcheck.runtime.session import GuardSession, parse_accumulation_steps
 
 INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a Python program stopped by Ctrl-C
 _LAUNCHER_FILES = {os.path.normcase(__file__), runpy._run_code.__code__.co_filename}
@@ -33,10 +33,13 @@ def run_script(
     path: str,
     args: Sequence[str] = (),
     *,
-    accumulation_steps: int | None = None,
+    accumulation_steps: int | str | None = None,
     action: str = "warn",
 ) -> int:
     """Run ``path`` as ``__main__`` with ``args``, guarded; return the exit status.
+
+    ``accumulation_steps`` is ``k`` for every optimizer, or text as ``--accumulation-steps``
+    takes it (``"4"``, ``"train.py:40=2"``, comma-separated).
 
     >>> import tempfile, os
     >>> with tempfile.TemporaryDirectory() as folder:
@@ -48,16 +51,17 @@ def run_script(
     """
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no script at {path!r}; pass the path of a Python file")
-    folder = os.path.dirname(os.path.abspath(path))
-    return _run(lambda: runpy.run_path(path, run_name="__main__"), [path, *args], folder,
-                accumulation_steps, action)
+    # python runs the script by its absolute path (its frames, __file__) and keeps argv[0]
+    absolute = os.path.abspath(path)
+    return _run(lambda: runpy.run_path(absolute, run_name="__main__"), [path, *args],
+                os.path.dirname(absolute), accumulation_steps, action)
 
 
 def run_module(
     name: str,
     args: Sequence[str] = (),
     *,
-    accumulation_steps: int | None = None,
+    accumulation_steps: int | str | None = None,
     action: str = "warn",
 ) -> int:
     """Run module ``name`` as ``__main__`` (``python -m name args``), guarded; the exit status.
@@ -78,10 +82,12 @@ def run_module(
 
 
 def _run(run: Callable[[], object], argv: list[str], path0: str,
-         accumulation_steps: int | None, action: str) -> int:
-    session = GuardSession(accumulation_steps, action).install()
+         accumulation_steps: int | str | None, action: str) -> int:
+    text = "" if accumulation_steps is None else str(accumulation_steps)
+    default, per_line = parse_accumulation_steps(text)
+    session = GuardSession(default, action, per_optimizer=per_line).install()
     session.decides_exit_status = True
-    job = autostart.Job.create(accumulation_steps, action)
+    job = autostart.Job.create(text, action)
     saved_argv, saved_path0 = sys.argv[:], sys.path[0]
     sys.argv, sys.path[0] = argv, path0
     status = exitcodes.CLEAN
@@ -103,10 +109,12 @@ def _run(run: Callable[[], object], argv: list[str], path0: str,
     session.failed = status != exitcodes.CLEAN
     session.finish()
     summary = job.close()
+    own = session.summary()
+    summary.include(session.found, own["guarded"], own["passes"])
     note = summary.nothing_guarded()
     if note:
         print(note, file=sys.stderr, flush=True)
-    if status == exitcodes.CLEAN and (summary.problems or session.found):
+    if status == exitcodes.CLEAN and summary.problems:
         status = exitcodes.FINDINGS
     return status
 
@@ -125,6 +133,7 @@ def _print_traceback(exc: BaseException) -> None:
     tb: TracebackType | None = exc.__traceback__
     while tb is not None and os.path.normcase(tb.tb_frame.f_code.co_filename) in _LAUNCHER_FILES:
         tb = tb.tb_next
+    exc.with_traceback(tb)  # NOTE: python's excepthook prints the exception's own traceback
     try:
         sys.excepthook(type(exc), exc, tb)
     except Exception:  # noqa: BLE001 - the script's broken excepthook: python falls back too

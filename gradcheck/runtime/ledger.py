@@ -33,19 +33,22 @@ from gradcheck.runtime import adapter
 from gradcheck.runtime.findings import GuardFinding, user_location
 
 HAND_UPDATE_MESSAGE = (
-    "{name}'s values changed between two backward passes (an update written by hand) but its "
-    ".grad was not reset after that update, so this pass adds to gradients the update already "
-    "applied: the next update applies them again. Reset it after each update (p.grad = None, "
-    "or p.grad.zero_())."
+    "parameters updated by hand ({name} and the others updated with it) changed between two "
+    "backward passes while their .grad kept the passes that update applied: this backward() "
+    "adds to them, so the next update applies them again. Reset the gradients after each "
+    "update (p.grad = None, or p.grad.zero_())."
 )
 ALIAS_MESSAGE = (
-    "{optimizer}.step() applied {name}'s gradient through another parameter whose .grad is the "
-    "same tensor (as global_param._grad = local_param.grad makes it), and nothing reset "
-    "{name}.grad afterwards: zero_grad() with set_to_none=True drops only the other "
-    "parameter's reference, so {name}.grad grows with every pass and each step re-applies it. "
-    "Reset the local gradients too (local_model.zero_grad()), or copy instead of aliasing "
+    "{optimizer}.step() applied gradients that are another model's .grad tensors (as "
+    "global_param._grad = local_param.grad makes them; {name} is one), and nothing reset those "
+    "afterwards: zero_grad() with set_to_none=True drops only this optimizer's references, so "
+    "the other model's .grad grows with every backward() and each step re-applies all of it. "
+    "Reset that model's gradients too (local_model.zero_grad()), or copy them "
     "(global_param.grad = local_param.grad.clone())."
 )
+
+
+_steps = [0]  # steps of every guarded optimizer of the process, whichever ledger counts it
 
 
 class Ledger:
@@ -72,11 +75,17 @@ class Ledger:
         self.applied_by: list[tuple[str, str, str] | None] = []  # (kind, where, who) if by hand
         self.hooked: list[bool] = []
         self.handles: list[Any] = []
-        self.step_serial = 0  # steps of every optimizer so far
+        self.steps_here = 0  # steps of this ledger's optimizers
+        self.last_issued: dict[str, int] = {}  # kind -> pass index of its last finding
         self.updated_by_hand: set[int] = set()  # slots whose values changed between passes
         self.closure: Any = None  # the GuardState inside step(closure), if any
         self.noted_reset: tuple[str, str] | None = None  # a reset outside every optimizer
         self.backward_passes = 0  # passes over all parameters, for the "guarded nothing" note
+
+    @property
+    def step_serial(self) -> int:
+        """Steps of every guarded optimizer of the process so far (standalone guards too)."""
+        return _steps[0]
 
     def track(self, param: Any, name: str = "") -> int:
         """The slot of ``param``, hooking it on first sight (if it requires grad)."""
@@ -165,7 +174,8 @@ class Ledger:
         fresh, dropped = self.fresh, self.dropped
         for slot in slots:
             fresh[slot] = dropped[slot] = 0
-        self.step_serial += 1
+        _steps[0] += 1
+        self.steps_here += 1
 
     def applied_through(self, slot: int, optimizer: str, where: str) -> None:
         """``optimizer`` stepped on this slot's gradient through an alias."""
@@ -174,7 +184,7 @@ class Ledger:
 
     def _unowned_pass(self, slot: int, param: Any, old: Any, reset: bool) -> None:
         """A pass of a parameter no optimizer owns: was it updated by hand, or through an alias?"""
-        if self.step_serial == 0:  # no optimizer has stepped: updates may be written by hand
+        if self.steps_here == 0:  # no optimizer has stepped: updates may be written by hand
             mark = adapter.fingerprint(param)
             changed = self.marks[slot] is not None and mark != self.marks[slot]
             self.marks[slot] = mark
@@ -200,7 +210,10 @@ class Ledger:
             finding = GuardFinding(kind, "an update by hand", "backward()", user_location(),
                                    message)
         self.applied_by[slot] = None  # once per update; the next one is judged again
-        if self.sink is not None:
+        # NOTE: every parameter of a model reports the same update; count it once per pass
+        # index, so "N times" counts updates, not parameters times updates
+        if self.sink is not None and self.last_issued.get(kind) != self.total[slot]:
+            self.last_issued[kind] = self.total[slot]
             self.sink(finding)
 
     def remove(self) -> None:

@@ -31,7 +31,14 @@ LEAF_SEARCHES = 3  # backward calls whose graph is searched for leaf tensors
 
 
 def replace(module: Any, name: str, wrapper: Callable, namespaces: tuple[str, ...] = ()) -> list[Undo]:
-    """Put ``wrapper`` in place of ``module.name`` and of its re-exports in ``namespaces``."""
+    """Put ``wrapper`` in place of ``module.name`` and of its re-exports in ``namespaces``.
+
+    >>> import types
+    >>> module = types.SimpleNamespace(f=abs)
+    >>> undo = replace(module, "f", round)
+    >>> module.f(2.6), [u() for u in undo] and module.f(-2)
+    (3, 2)
+    """
     original = getattr(module, name)
     undo = []
     for namespace in (module, *(sys.modules.get(n) for n in namespaces)):
@@ -106,7 +113,7 @@ def patch_backward(session: Any, module: Any) -> list[Undo]:
         if calls[0] < LEAF_SEARCHES and not session.finished:
             calls[0] += 1
             for leaf in _leaves(tensors):
-                session.ledger.track(leaf, "tensor of shape " + "x".join(map(str, leaf.shape)))
+                session.ledger.track(leaf, f"a tensor of shape {tuple(leaf.shape)}")
             if calls[0] == LEAF_SEARCHES:  # enough: from now on, no cost at all
                 for undo in undos:
                     undo()

@@ -42,6 +42,27 @@ from gradcheck.runtime.scaling import ScaledClipping
 _active: GuardSession | None = None
 
 
+def parse_accumulation_steps(text: str) -> tuple[int | None, dict[str, int]]:
+    """``"4"``, ``"train.py:40=2"``, or both comma-separated -> (k of every optimizer, k by line).
+
+    >>> parse_accumulation_steps("1,gan.py:33=2")
+    (1, {'gan.py:33': 2})
+    """
+    default: int | None = None
+    per_line: dict[str, int] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        where, equals, k = item.rpartition("=")
+        if not k.isdigit() or int(k) < 1 or (equals and ":" not in where):
+            raise ValueError(
+                f"accumulation steps must be K or FILE:LINE=K with K a positive integer, got "
+                f"{item!r}; FILE:LINE is where the optimizer is built, e.g. train.py:40=2")
+        if where:
+            per_line[where] = int(k)
+        else:
+            default = int(k)
+    return default, per_line
+
+
 def active() -> GuardSession | None:
     """The installed session of this process, if any."""
     return _active
@@ -168,8 +189,9 @@ class GuardSession:
         if report:
             print(report, file=self.stream or sys.stderr, flush=True)
         self.found = len(outcome.tally) if outcome.tally is not None else 0
-        summary = self.summary()
-        autostart.note_found(self.found, summary["guarded"], summary["passes"])
+        if not self.decides_exit_status:  # the deciding process counts itself
+            summary = self.summary()
+            autostart.note_found(self.found, summary["guarded"], summary["passes"])
         if self.found and self.decides_exit_status and outcome.parcels:
             exchange.wait_for_exit(outcome.parcels, min(self.exit_timeout, 5.0))
         return report

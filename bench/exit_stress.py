@@ -121,7 +121,8 @@ def judge(launcher: str, run: dict) -> list[str]:
     failed_first = scenario == "raise"  # the launcher stops the other rank with SIGTERM
     if any(code != "-15" or not failed_first for code in deaths):
         problems.append("crash")
-    if run["status"] != 1:  # findings, or the script's failure: 1 either way
+    found = launcher != "plain"  # the guard's finding, or the script's failure: 1 either way
+    if run["status"] != (1 if found or scenario == "raise" else 0):
         problems.append("status")
     if launcher != "plain" and scenario != "raise":
         both = re.findall(r"stale_gradients in SGD .* on ranks 0, 1", output)

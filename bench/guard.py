@@ -155,10 +155,14 @@ def measure(build, torch, blocks: int, steps: int) -> dict[str, list[float]]:
     for _ in range(5):  # warm up allocator and kernels
         step()
     times: dict[str, list[float]] = {name: [] for name in VARIANTS}
-    for _ in range(blocks):
-        for name, variant in VARIANTS.items():
-            with variant(model, optimizer):
-                step()  # the first step under a guard, outside the timing
+    names = list(VARIANTS)
+    for block in range(blocks):
+        # NOTE: a different variant goes first in each block, so that no variant always runs
+        # right after a context switch, or always last
+        for name in names[block % len(names):] + names[:block % len(names)]:
+            with VARIANTS[name](model, optimizer):
+                for _ in range(3):  # the first steps under a guard, outside the timing
+                    step()
                 times[name].append(time_block(step, steps))
     return times
 
@@ -190,7 +194,7 @@ def main() -> None:
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, {args.blocks} blocks, "
           "CPU time per step")
     for workload in WORKLOADS if args.workload == "both" else [args.workload]:
-        steps = args.steps or (5 if workload == "gpt" else 50)
+        steps = args.steps or (5 if workload == "gpt" else 200)
         build, target, skeleton = WORKLOADS[workload]
         times = measure(build, torch, args.blocks, steps)
         bare = measure(skeleton, torch, args.blocks, 200)

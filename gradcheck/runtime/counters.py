@@ -354,9 +354,8 @@ class GuardState:
         frozen = all(not getattr(p, "requires_grad", True) for p in params)
         why = (f"all {len(params)} of its parameters are frozen (requires_grad=False)" if frozen
                else f"no backward() reached any of its {len(params)} parameters")
-        others = ledger.backward_passes
-        context = f", while backward() ran {others} pass(es) into other parameters" if others \
-            else ""
+        context = ", although backward() ran and reached other parameters" \
+            if ledger.backward_passes else ""
         self._issue("optimizer_without_gradients", ("step()", self.inert_at), (
             f"{self.name}.step() never had a gradient to apply: {why}{context}, so every step "
             "changed nothing and nothing it holds was trained. Build the optimizer over the "

@@ -206,17 +206,14 @@ def test_guard_warnings_point_at_the_users_step():
 DOUBLE_STEP = ROOT / "fixtures" / "runtime" / "silent" / "double_step.py"
 
 
-@pytest.mark.parametrize("environ, args, status", [
-    ({}, [], 1),  # found a problem: non-zero, so a CI job fails
-    ({"GRADCHECK_EXIT_CODE": "0"}, [], 0),  # configurable
-    ({}, ["--fixed"], 0),
-])
-def test_gradcheck_guard_sets_the_status_of_a_program_that_found_problems(environ, args, status):
+def test_gradcheck_guard_sets_the_status_of_a_program_that_found_problems():
+    """The program ends well, the guard found a problem: exit 1, so a CI job fails. (The page
+    docs/runtime.md shows GRADCHECK_EXIT_CODE and the fixed script, and its test runs them.)"""
     pytest.importorskip("torch")
-    environment = {**os.environ, **environ, "GRADCHECK_GUARD": "1",
-                   "PYTHONPATH": autostart.PATH, "PYTHONWARNINGS": "ignore"}
-    run = subprocess.run([sys.executable, str(DOUBLE_STEP), "--steps", "2", *args], cwd=ROOT,
+    environment = {**os.environ, "GRADCHECK_GUARD": "1", "PYTHONPATH": autostart.PATH,
+                   "PYTHONWARNINGS": "ignore"}
+    run = subprocess.run([sys.executable, str(DOUBLE_STEP), "--steps", "2"], cwd=ROOT,
                          env=environment, capture_output=True, text=True, timeout=120,
                          check=False)
-    assert run.returncode == status, run.stderr
-    assert ("repeated_step" in run.stderr) is (not args), run.stderr
+    assert run.returncode == 1, run.stderr
+    assert "repeated_step in SGD" in run.stderr

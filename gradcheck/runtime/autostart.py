@@ -5,7 +5,8 @@ Three ways in, all calling ``start_from_environment()`` at interpreter start-up:
 - ``gradcheck-guard.pth``, installed into site-packages with the package (a wheel install);
 - ``gradcheck run`` puts ``autostart_path/`` (holding a ``sitecustomize``) on ``PYTHONPATH``,
   so processes the script spawns (``torch.multiprocessing.spawn``, ``torchrun`` workers) are
-  guarded in an editable install too;
+  guarded in an editable install too; ``python -m gradcheck.runtime.autostart`` prints that
+  folder, for an editable install started some other way;
 - calling it yourself.
 
 Unset, the cost is one environment lookup. ``GRADCHECK_ACTION`` (``warn`` or ``raise``) and
@@ -211,3 +212,7 @@ def start_at_interpreter_start() -> None:
     except ValueError as exc:
         print(f"gradcheck: {exc}", file=sys.stderr, flush=True)
         os._exit(exitcodes.ERROR)  # NOTE: raising here would end in a fatal error inside site
+
+
+if __name__ == "__main__":  # the folder to put on PYTHONPATH where no .pth is installed
+    print(PATH)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradcheck.runtime.findings import GuardFinding, user_location
+from gradcheck.runtime.messages import message
 
 STEPS_KEPT = 10_000
 RELATIVE_TOLERANCE = 1e-5  # identical gradients give identical digests; this absorbs nothing else
@@ -127,16 +128,9 @@ def _compare_group(optimizer: str, members: dict[int, Digests]) -> tuple[GuardFi
     first = min(members)
     name = optimizer.rpartition("#")[0]
     ranks = ", ".join(str(r) for r in sorted(members))
-    message = (
-        f"the gradients {name}.step() applied differed between ranks {ranks} at {len(differing)}"
-        f" of {steps} steps (first at step {differing[0] + 1}), although DDP should have "
-        "averaged them: the ranks' models drift apart. DDP's gradient hooks do not cover "
-        "these parameters (the wrapped model's parameters replaced or moved after wrapping), "
-        "or some forward pass bypassed the DDP wrapper (model.module(x)), or a rank skipped "
-        "synchronisation outside no_sync(). Wrap the final model once, call it through the "
-        "wrapper, and build the optimizer over the wrapper's parameters."
-    )
-    finding = GuardFinding("unsynced_gradients", name, "step()", members[first].where, message)
+    text = message("unsynced_gradients", name=name, ranks=ranks, differing=len(differing),
+                   steps=steps, first=differing[0] + 1)
+    finding = GuardFinding("unsynced_gradients", name, "step()", members[first].where, text)
     return finding, len(differing)
 
 

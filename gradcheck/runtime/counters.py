@@ -32,6 +32,7 @@ from typing import Any
 from gradcheck.runtime import adapter
 from gradcheck.runtime.findings import GuardFinding, user_location, warn_at
 from gradcheck.runtime.ledger import Ledger
+from gradcheck.runtime.messages import message
 
 WINDOWS_KEPT = 16  # fresh-pass counts remembered per optimizer, to infer its accumulation
 
@@ -189,11 +190,7 @@ class GuardState:
 
     def _judge_closure_step(self) -> None:
         if self.closure_stale:
-            self._issue("stale_gradients", None, (
-                f"{self.name}.step(closure) evaluated a closure whose backward() added to "
-                "gradients left from before that evaluation: the update includes stale "
-                "gradients. Call optimizer.zero_grad() at the top of the closure."
-            ))
+            self._issue("stale_gradients", None, message("stale_closure", name=self.name))
         elif not self.closure_backward or max(self._pick(self.ledger.passes)) == 0:
             self._judge_step()  # the closure ran no backward (Lightning's manual optimization)
         else:
@@ -205,67 +202,40 @@ class GuardState:
         if passes == 0:
             self._judge_no_passes()
         elif fresh == 0:
-            self._issue("repeated_step", None, (
-                f"{self.name}.step() ran again with no backward() since its previous step(): "
-                f"the gradients it applies ({passes} backward pass(es)) were already applied "
-                "once, so the update is doubled. Call step() once per backward() (or per "
-                "accumulation window), and zero_grad() after it."
-            ))
+            self._issue("repeated_step", None,
+                        message("repeated_step", name=self.name, passes=passes))
         elif any(p > f for p, f in zip(self._pick(ledger.passes), self._pick(ledger.fresh))):
-            self._issue("stale_gradients", None, (
-                f"{self.name}.step() ran on gradients that still hold backward passes an "
-                "earlier step() already applied (nothing reset them since): the update applies "
-                "those stale gradients of earlier batches again. Call zero_grad() once per "
-                "update, right after step()."
-            ))
+            self._issue("stale_gradients", None, message("stale_gradients", name=self.name))
         elif k is not None and fresh > k:
             self._judge_too_many(k, fresh)
         elif self._wiped_behind_the_optimizer():
-            self._issue("wiped_gradients", ledger.noted_reset, (
-                f"{self.name}.step() found every gradient None or zero although {passes} "
-                "backward pass(es) ran: something reset them behind the optimizer (e.g. "
-                "model.zero_grad() or p.grad = None) between backward() and step(). Move that "
-                "reset before backward() or after step()."
-            ))
+            self._issue("wiped_gradients", ledger.noted_reset,
+                        message("wiped_behind", name=self.name, passes=passes))
         else:
             self._judge_window(k, fresh)
             self._learn_window(fresh)
 
     def _judge_no_passes(self) -> None:
-        if self._stepped_through_aliases() or self._gradients_set_by_hand():
-            return
         ledger = self.ledger
+        if ledger.step_through_aliases(self.slots, self.name):
+            return
+        grads = [g for s in self.slots if (g := ledger.grad(s)) is not None]
+        if grads and not _all_zero(grads):  # gradients set by hand: not for counts to judge
+            return
         if not any(ledger.total[s] for s in self.slots):
             self.inert_steps += 1
             self.inert_at = self.inert_at or user_location()
             return
-        self._issue("wiped_gradients", self.reset_at, (
-            f"{self.name}.step() ran with no backward() since the last zero_grad() "
-            "(0 backward passes), so it updates with wiped or missing gradients. Move "
-            "zero_grad() so it runs before loss.backward() (or after step()), never between "
-            "backward() and step()."
-        ))
+        self._issue("wiped_gradients", self.reset_at, message("wiped_gradients", name=self.name))
 
     def _judge_too_many(self, k: int, fresh: int) -> None:
         _, foreign = self._longest_window()
         if foreign >= 2:
-            self._issue("frozen_by_omission", None, self._omission_message(fresh, foreign, k))
+            self._issue("frozen_by_omission", None, message(
+                "frozen_by_omission", name=self.name, fresh=fresh, foreign=foreign, usual=k))
             return
-        self._issue("stale_gradients", None, (
-            f"{self.name}.step() ran on {fresh} backward passes since the last zero_grad(), "
-            f"beyond accumulation_steps={k}: the update includes gradients of earlier batches. "
-            "Call zero_grad() once per update, right after step()."
-        ))
-
-    def _omission_message(self, fresh: int, foreign: int, usual: int) -> str:
-        return (
-            f"{self.name}.step() applied gradients of {fresh} backward passes that piled up "
-            f"while other optimizers stepped {foreign} times and nothing stepped or reset these "
-            f"parameters (e.g. a warm-up that trains only some models, or zero_grad() only on "
-            f"the optimizers that step); its usual update holds {usual}. Reset them with the "
-            "others while they do not train (model.zero_grad(), or requires_grad=False), or "
-            "zero_grad() this optimizer before its first step."
-        )
+        self._issue("stale_gradients", None,
+                    message("stale_beyond_k", name=self.name, fresh=fresh, k=k))
 
     def _longest_window(self) -> tuple[int, int]:
         """The slot with the most fresh passes, and how many other steps ran meanwhile."""
@@ -288,39 +258,19 @@ class GuardState:
             _, pending_fresh, pending_foreign, where = self.pending
             self.pending = None
             if pending_fresh > later[-1]:
-                self._issue("frozen_by_omission", ("step()", where),
-                            self._omission_message(pending_fresh, pending_foreign, later[-1]))
-
-    def _stepped_through_aliases(self) -> bool:
-        """Gradients that are other parameters' ``.grad`` (``global._grad = local.grad``)."""
-        ledger = self.ledger
-        grads = {id(g): s for s in self.slots if (g := _grad(ledger, s)) is not None}
-        if not grads:
-            return False
-        where, found = "", False
-        for slot, ref in enumerate(ledger.params):
-            param = ref()
-            if slot in self.slot_set or param is None or id(param.grad) not in grads:
-                continue
-            where = where or user_location()
-            ledger.applied_through(slot, self.name, where)
-            found = True
-        return found
-
-    def _gradients_set_by_hand(self) -> bool:
-        """Some gradient is there, and non-zero, although no backward pass produced it."""
-        grads = [g for s in self.slots if (g := _grad(self.ledger, s)) is not None]
-        return bool(grads) and not _all_zero(grads)
+                self._issue("frozen_by_omission", ("step()", where), message(
+                    "frozen_by_omission", name=self.name, fresh=pending_fresh,
+                    foreign=pending_foreign, usual=later[-1]))
 
     def _wiped_behind_the_optimizer(self) -> bool:
         """All gradients None or zero. Cheap in the usual case: one version-counter read."""
         ledger, smallest = self.ledger, self.by_size[0]
-        grad = _grad(ledger, smallest)
+        grad = ledger.grad(smallest)
         if grad is not None:
             version = getattr(grad, "_version", None)
             if version is not None and version == ledger.versions[smallest]:
                 return False  # untouched since its last accumulation, so not wiped
-        grads = [_grad(ledger, s) for s in self.by_size]
+        grads = [ledger.grad(s) for s in self.by_size]
         return all(g is None for g in grads) or _all_zero(grads)
 
     def _judge_window(self, k: int | None, kept: int) -> None:
@@ -337,11 +287,9 @@ class GuardState:
         if k > 1 and kept < k:
             call = site[0] if site else "a reset"
             how = "a gradient reset outside the optimizer" if call == "backward()" else call
-            self._issue("discarded_accumulation", site, (
-                f"{how} on {self.name} discarded gradients of {dropped} backward pass(es) that no "
-                f"step() used, and step() then ran on {kept} of accumulation_steps={k}: the "
-                "accumulation is broken. Call zero_grad() only after step()."
-            ))
+            self._issue("discarded_accumulation", site, message(
+                "discarded_accumulation", how=how, name=self.name, dropped=dropped, kept=kept,
+                k=k))
 
     def final_findings(self) -> None:
         """Verdicts that need the whole run: steps that never had a gradient to apply."""
@@ -356,12 +304,9 @@ class GuardState:
                else f"no backward() reached any of its {len(params)} parameters")
         context = ", although backward() ran and reached other parameters" \
             if ledger.backward_passes else ""
-        self._issue("optimizer_without_gradients", ("step()", self.inert_at), (
-            f"{self.name}.step() never had a gradient to apply: {why}{context}, so every step "
-            "changed nothing and nothing it holds was trained. Build the optimizer over the "
-            "parameters the loss uses (the model you call, not a copy), and unfreeze the ones "
-            "it should train."
-        ), count=self.inert_steps)
+        self._issue("optimizer_without_gradients", ("step()", self.inert_at), message(
+            "optimizer_without_gradients", name=self.name, why=why, context=context),
+            count=self.inert_steps)
 
     def _issue(self, kind: str, where: tuple[str, str] | None, message: str,
                count: int = 1) -> None:
@@ -404,11 +349,6 @@ def _picker(slots: list[int]) -> Callable[[list[int]], tuple[int, ...]]:
         only = slots[0]
         return lambda column: (column[only],)
     return operator.itemgetter(*slots)
-
-
-def _grad(ledger: Ledger, slot: int) -> Any:
-    param = ledger.params[slot]()
-    return None if param is None else param.grad
 
 
 def _all_zero(grads: list[Any]) -> bool:

@@ -31,22 +31,7 @@ from typing import Any
 
 from gradcheck.runtime import adapter
 from gradcheck.runtime.findings import GuardFinding, user_location
-
-HAND_UPDATE_MESSAGE = (
-    "parameters updated by hand ({name} and the others updated with it) changed between two "
-    "backward passes while their .grad kept the passes that update applied: this backward() "
-    "adds to them, so the next update applies them again. Reset the gradients after each "
-    "update (p.grad = None, or p.grad.zero_())."
-)
-ALIAS_MESSAGE = (
-    "{optimizer}.step() applied gradients that are another model's .grad tensors (as "
-    "global_param._grad = local_param.grad makes them; {name} is one), and nothing reset those "
-    "afterwards: zero_grad() with set_to_none=True drops only this optimizer's references, so "
-    "the other model's .grad grows with every backward() and each step re-applies all of it. "
-    "Reset that model's gradients too (local_model.zero_grad()), or copy them "
-    "(global_param.grad = local_param.grad.clone())."
-)
-
+from gradcheck.runtime.messages import message
 
 _steps = [0]  # steps of every guarded optimizer of the process, whichever ledger counts it
 
@@ -182,6 +167,24 @@ class Ledger:
         self.fresh[slot] = 0
         self.applied_by[slot] = ("aliased_gradients", where, optimizer)
 
+    def grad(self, slot: int) -> Any:
+        param = self.params[slot]()
+        return None if param is None else param.grad
+
+    def step_through_aliases(self, slots: list[int], optimizer: str) -> bool:
+        """Whether ``optimizer``, over ``slots``, is stepping on other parameters' ``.grad``
+        (``global._grad = local.grad``); those passes are then applied."""
+        grads = {id(g) for s in slots if (g := self.grad(s)) is not None}
+        if not grads:
+            return False
+        mine, where, found = set(slots), "", False
+        for slot in range(len(self.params)):
+            if slot not in mine and id(self.grad(slot)) in grads:
+                where = where or user_location()
+                self.applied_through(slot, optimizer, where)
+                found = True
+        return found
+
     def _unowned_pass(self, slot: int, param: Any, old: Any, reset: bool) -> None:
         """A pass of a parameter no optimizer owns: was it updated by hand, or through an alias?"""
         if self.steps_here == 0:  # no optimizer has stepped: updates may be written by hand
@@ -203,12 +206,11 @@ class Ledger:
         kind, where, optimizer = self.applied_by[slot]  # type: ignore[misc]
         name = self.names[slot]
         if kind == "aliased_gradients":
-            message = ALIAS_MESSAGE.format(optimizer=optimizer, name=name)
-            finding = GuardFinding(kind, optimizer, "step()", where, message)
+            text = message("aliased_gradients", name=optimizer, parameter=name)
+            finding = GuardFinding(kind, optimizer, "step()", where, text)
         else:
-            message = HAND_UPDATE_MESSAGE.format(name=name)
-            finding = GuardFinding(kind, "an update by hand", "backward()", user_location(),
-                                   message)
+            text = message("stale_by_hand", name=name)
+            finding = GuardFinding(kind, "an update by hand", "backward()", user_location(), text)
         self.applied_by[slot] = None  # once per update; the next one is judged again
         # NOTE: every parameter of a model reports the same update; count it once per pass
         # index, so "N times" counts updates, not parameters times updates

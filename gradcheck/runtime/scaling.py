@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gradcheck.runtime.findings import GuardFinding, user_location
+from gradcheck.runtime.messages import message
 
 CLIP_FUNCTIONS = ("clip_grad_norm_", "clip_grad_value_")
 
@@ -51,14 +52,9 @@ class ScaledClipping:
         scale = float(scaler.get_scale())
         effect = ("measured a norm that many times too large" if function == "clip_grad_norm_"
                   else "compared every element with a bound that many times too small")
-        message = (
-            f"{function}() ran on gradients the GradScaler still holds multiplied by its scale "
-            f"({scale:g}): it {effect}, so it clipped by the wrong amount. Call "
-            f"scaler.unscale_(optimizer) before {function}(); scaler.step() then does not "
-            "unscale them twice."
-        )
+        text = message("unscaled_clipping", function=function, scale=scale, effect=effect)
         return GuardFinding("unscaled_clipping", state.name, f"{function}()", user_location(),
-                            message)
+                            text)
 
 
 def _optimizers_of(params: list[Any], ledger: Any) -> list[Any]:

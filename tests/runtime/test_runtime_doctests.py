@@ -7,8 +7,8 @@ import importlib
 import pytest
 
 MODULES = ["adapter", "autostart", "consistency", "counters", "devices", "distributed", "exchange",
-           "findings", "guard", "imports", "launch", "ledger", "parity", "patches", "replay",
-           "report", "scaling", "scenarios", "semantics", "session", "training_step"]
+           "findings", "guard", "imports", "launch", "ledger", "messages", "parity", "patches",
+           "replay", "report", "scaling", "scenarios", "semantics", "session", "training_step"]
 
 
 @pytest.mark.parametrize("name", MODULES)

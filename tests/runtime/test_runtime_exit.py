@@ -174,6 +174,7 @@ def test_a_two_rank_job_always_exits_with_one_report(launcher, scenario, tmp_pat
     script.write_text(stress.SCRIPT, encoding="utf-8")
     environment = {**__import__("os").environ, "OMP_NUM_THREADS": "1"}
     run = stress.run_once(launcher, scenario, str(script), 240.0, environment)
-    assert stress.judge(launcher, run) == [], run["output"][-3000:]
+    # a rank that raised may abort in gloo's own teardown (bench/exit_stress.py counts it)
+    assert stress.judge(launcher, run, tolerate_abort=True) == [], run["output"][-3000:]
     if scenario == "raise":  # the failing rank's own findings are never lost
         assert "stale_gradients in SGD" in run["output"] and "on rank 1" in run["output"]

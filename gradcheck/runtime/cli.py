@@ -63,10 +63,11 @@ def semantics_command(framework: str, verbose: bool) -> None:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def run_command(accumulation_steps: tuple[str, ...], action: str, module: str | None,
                 args: tuple[str, ...]) -> None:
-    """Run SCRIPT [ARGS]... (or -m MODULE [ARGS]...) with every torch optimizer guarded.
+    """Run SCRIPT [ARGS]... (or -m MODULE [ARGS]...) with every parameter and optimizer guarded.
 
     Gradient bugs are reported once each at exit. The exit status is the script's own when it
-    fails (130 after Ctrl-C), else 1 when the guard found a problem and 0 when it found none.
+    fails (130 after Ctrl-C), else 1 (GRADCHECK_EXIT_CODE if set) when the guard found a problem
+    and 0 when it found none.
     """
     from gradcheck.runtime.launch import run_module, run_script
     from gradcheck.runtime.session import parse_accumulation_steps

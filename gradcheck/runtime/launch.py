@@ -7,8 +7,8 @@ guard through the environment (``gradcheck.runtime.autostart``) and leave the jo
 
 It behaves like ``python``: an exception prints the script's own traceback (no frames of
 gradcheck or runpy) and exits 1, ``KeyboardInterrupt`` exits 130, ``sys.exit(n)`` exits ``n``.
-When the script itself succeeds, the status is 1 if the guard found a problem (in this process or
-any it started) and 0 if it found none.
+When the script itself succeeds, the status is 1 (``GRADCHECK_EXIT_CODE`` if set) when the guard
+found a problem, in this process or any it started, and 0 when it found none.
 """
 from __future__ import annotations
 
@@ -85,6 +85,7 @@ def _run(run: Callable[[], object], argv: list[str], path0: str,
          accumulation_steps: int | str | None, action: str) -> int:
     text = "" if accumulation_steps is None else str(accumulation_steps)
     default, per_line = parse_accumulation_steps(text)
+    found_status = autostart.exit_code()
     session = GuardSession(default, action, per_optimizer=per_line).install()
     session.decides_exit_status = True
     job = autostart.Job.create(text, action)
@@ -115,7 +116,7 @@ def _run(run: Callable[[], object], argv: list[str], path0: str,
     if note:
         print(note, file=sys.stderr, flush=True)
     if status == exitcodes.CLEAN and summary.problems:
-        status = exitcodes.FINDINGS
+        status = found_status
     return status
 
 

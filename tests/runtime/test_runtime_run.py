@@ -217,3 +217,12 @@ def test_gradcheck_guard_sets_the_status_of_a_program_that_found_problems():
                          check=False)
     assert run.returncode == 1, run.stderr
     assert "repeated_step in SGD" in run.stderr
+
+
+def test_gradcheck_exit_code_sets_gradcheck_runs_status_on_findings(monkeypatch, capsys):
+    pytest.importorskip("torch")
+    monkeypatch.setenv("GRADCHECK_EXIT_CODE", "0")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        status = run_script(str(DOUBLE_STEP), ["--steps", "2"])
+    assert status == 0 and "repeated_step in SGD" in capsys.readouterr().err

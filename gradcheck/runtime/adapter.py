@@ -42,6 +42,19 @@ def is_all_zero(tensor: Any) -> bool:
     return not np.any(as_numpy(tensor))
 
 
+def fingerprint(tensor: Any) -> tuple:
+    """A cheap summary of a tensor's values that an update changes: at most 16 of its elements.
+
+    torch also gives its version counter, which any in-place write under ``no_grad`` moves
+    (writes through ``.data`` do not, hence the values).
+    """
+    if "torch" in type(tensor).__module__:
+        flat = tensor.detach().reshape(-1)
+        return tensor._version, tuple(flat[:: max(1, flat.numel() // 16)][:16].tolist())
+    values = as_numpy(tensor).ravel()
+    return None, tuple(values[:: max(1, values.size // 16)][:16].tolist())
+
+
 def named_parameters(model: Any) -> list[tuple[str, Any]]:
     """The model's trainable parameters with their dotted names, in registration order."""
     if not hasattr(model, "named_parameters"):

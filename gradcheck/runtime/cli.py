@@ -2,9 +2,12 @@
 
 Exit codes come from ``gradcheck.exitcodes``. ``semantics``: 0 when every semantic passes, 1 when
 any fails, 2 when the framework cannot be loaded. ``run``: the script's own status when it
-fails, else 1 when the guard found a problem and 0 when it found none.
+fails (130 after Ctrl-C, as python), else 1 when the guard found a problem and 0 when it found
+none; 2 for a usage error.
 """
 from __future__ import annotations
+
+import os
 
 import click
 
@@ -42,9 +45,11 @@ def semantics_command(framework: str, verbose: bool) -> None:
 )
 @click.option(
     "--accumulation-steps",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Backward passes per optimizer step (default: the framework's setting, else unknown).",
+    metavar="[FILE:LINE=]K",
+    multiple=True,
+    help="Backward passes per optimizer step: K for every optimizer, FILE:LINE=K for the one "
+         "built at that line (repeat the option). Default: the framework's setting, else "
+         "unknown (inferred per optimizer where it matters).",
 )
 @click.option(
     "--action",
@@ -53,12 +58,38 @@ def semantics_command(framework: str, verbose: bool) -> None:
     show_default=True,
     help="warn: keep training and report at exit; raise: stop at the first problem.",
 )
-@click.argument("script", type=click.Path(exists=True, dir_okay=False))
+@click.option("-m", "module", metavar="MODULE", default=None,
+              help="Run a module as a script, as python -m does (e.g. torch.distributed.run).")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def run_command(accumulation_steps: int | None, action: str, script: str, args: tuple) -> None:
-    """Run SCRIPT with every torch optimizer guarded; report gradient bugs at exit."""
-    from gradcheck.runtime.launch import run_script
+def run_command(accumulation_steps: tuple[str, ...], action: str, module: str | None,
+                args: tuple[str, ...]) -> None:
+    """Run SCRIPT [ARGS]... (or -m MODULE [ARGS]...) with every parameter and optimizer guarded.
 
-    raise SystemExit(
-        run_script(script, args, accumulation_steps=accumulation_steps, action=action)
-    )
+    Gradient bugs are reported once each at exit. The exit status is the script's own when it
+    fails (130 after Ctrl-C), else 1 (GRADCHECK_EXIT_CODE if set) when the guard found a problem
+    and 0 when it found none.
+    """
+    from gradcheck.runtime.launch import run_module, run_script
+    from gradcheck.runtime.session import parse_accumulation_steps
+
+    steps = ",".join(accumulation_steps)
+    try:
+        parse_accumulation_steps(steps)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--accumulation-steps") from None
+    if module is None and not args:
+        raise click.UsageError("pass a script to run (or -m MODULE)")
+    if module is None and not os.path.isfile(args[0]):
+        raise click.BadParameter(f"no file {args[0]!r}; pass the path of a Python script",
+                                 param_hint="SCRIPT")
+    try:
+        if module is None:
+            status = run_script(args[0], args[1:], accumulation_steps=steps, action=action)
+        else:
+            status = run_module(module, args, accumulation_steps=steps, action=action)
+    except (ModuleNotFoundError, ValueError) as exc:
+        click.echo(f"gradcheck run: error: {exc}", err=True)
+        raise SystemExit(exitcodes.ERROR) from None
+    except KeyboardInterrupt:  # while the report is gathered, after the script ended
+        raise SystemExit(130) from None
+    raise SystemExit(status)

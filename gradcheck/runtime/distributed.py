@@ -1,4 +1,4 @@
-"""The little the guard needs from ``torch.distributed``: this process's rank, and one report.
+"""The little the guard needs from ``torch.distributed``: this process's rank, and its job's store.
 
 Nothing here imports torch: a process that has not imported ``torch.distributed`` is not part of
 a distributed job.
@@ -8,12 +8,11 @@ True
 """
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
 import numpy as np
-
-from gradcheck.runtime.findings import Tally
 
 
 def _initialized() -> Any:
@@ -31,23 +30,19 @@ def rank() -> int | None:
     return dist.get_rank()
 
 
-def gather_tally(tally: Tally, collective: bool = True) -> Tally | None:
-    """Every rank's findings, merged on rank 0; None on the other ranks.
+def job() -> tuple[Any, int, int] | None:
+    """The store of the default process group (under a gradcheck prefix), this rank, world size.
 
-    ``collective=False`` keeps each rank's own tally: after a rank raised, the others may never
-    reach the gather, so waiting for them would hang.
+    None outside a distributed job of more than one process. The prefix holds torchrun's restart
+    count: its store outlives the workers of an elastic restart, so keys must not collide.
     """
     dist = _initialized()
-    if dist is None or dist.get_world_size() < 2 or not collective:
-        return tally
-    gathered: list[Any] = [None] * dist.get_world_size()
-    dist.all_gather_object(gathered, tally)
-    if dist.get_rank() != 0:
+    if dist is None or dist.get_world_size() < 2:
         return None
-    merged = Tally()
-    for each in gathered:
-        merged.merge(each)
-    return merged
+    store = sys.modules["torch.distributed.distributed_c10d"]._get_default_store()
+    restart = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
+    prefixed = dist.PrefixStore(f"gradcheck/{restart}", store)
+    return prefixed, dist.get_rank(), dist.get_world_size()
 
 
 def averages_gradients(model: Any) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
+import warnings
 from dataclasses import dataclass
 
 import gradcheck
@@ -120,6 +121,28 @@ def user_location() -> str:
             return f"{_display(filename)}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>"
+
+
+def warn_at(location: str, warning: Warning) -> None:
+    """Issue ``warning`` as if raised at ``location`` (``file:line`` in the user's code).
+
+    Python's filters then treat it as any warning of that line: shown once per line by default.
+    """
+    filename, _, line = location.rpartition(":")
+    lineno = int(line) if line.isdigit() else 0
+    frame = sys._getframe(1)
+    while frame is not None and not (frame.f_lineno == lineno and
+                                     _display(frame.f_code.co_filename) == filename):
+        frame = frame.f_back
+    if frame is None:  # not on the stack (a reset seen earlier): name the file alone
+        path = filename if filename.startswith("<") else os.path.abspath(filename)
+        warnings.warn_explicit(warning, type(warning), path, lineno)
+        return
+    module_globals = frame.f_globals
+    warnings.warn_explicit(warning, type(warning), frame.f_code.co_filename, lineno,
+                           module=module_globals.get("__name__"),
+                           registry=module_globals.setdefault("__warningregistry__", {}),
+                           module_globals=module_globals)
 
 
 def _is_library(filename: str) -> bool:

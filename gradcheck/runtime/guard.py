@@ -70,14 +70,22 @@ class GradGuard:
         return self._state.findings
 
     def remove(self) -> None:
-        """Take every hook off the optimizer and its parameters."""
-        self._state.remove()
+        """Judge what needs the whole run, then take every hook off (once)."""
+        state = self._state
+        if state.handles:
+            try:
+                state.final_findings()
+            finally:
+                state.remove()
 
     def __enter__(self) -> GradGuard:  # noqa: PYI034 - the proxy reports the optimizer's class
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.remove()
+    def __exit__(self, exc_type: object, *exc_info: object) -> None:
+        if exc_type is None:
+            self.remove()
+        else:  # an error is already on its way: judge nothing more, never hide it
+            self._state.remove()
 
     def __getattr__(self, name: str) -> Any:
         if name in ("_optimizer", "_state"):  # not yet set (copy, pickle): no recursion
@@ -107,9 +115,11 @@ def guard(
     >>> import gradcheck.ref as torch
     >>> model = torch.nn.Linear(2, 1)
     >>> opt = guard(torch.optim.SGD(model.parameters(), lr=0.1))
-    >>> opt.step()  # no backward() yet  # doctest: +ELLIPSIS
+    >>> model(torch.ones(1, 2)).sum().backward()
+    >>> opt.zero_grad()  # between backward() and step(): the step has nothing to apply
+    >>> opt.step()  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    gradcheck.runtime.counters.GradGuardError: SGD.step() ran with no backward() ...
+    gradcheck.runtime.counters.GradGuardError: SGD.step() ran with no backward() since the last ...
     >>> opt.remove()
     """
     if isinstance(optimizer, GradGuard):

@@ -6,9 +6,9 @@ import importlib
 
 import pytest
 
-MODULES = ["adapter", "autostart", "counters", "devices", "distributed", "findings", "guard",
-           "imports", "launch", "parity", "replay", "report", "scenarios", "semantics", "session",
-           "training_step"]
+MODULES = ["adapter", "autostart", "consistency", "counters", "devices", "distributed", "exchange",
+           "findings", "guard", "imports", "launch", "ledger", "messages", "parity", "patches",
+           "replay", "report", "scaling", "scenarios", "semantics", "session", "training_step"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -11,7 +11,7 @@ from gradcheck.runtime import GradGuardError, GradGuardWarning, guard
 
 # buggy fixture -> the batch at which the guard must stop the loop, and a phrase of its message
 BUGS = {
-    "bug_stale_missing_zero_grad": (1, "2 backward passes"),
+    "bug_stale_missing_zero_grad": (1, "an earlier step() already applied"),
     "bug_wiped_zero_between_backward_and_step": (0, "no backward()"),
     "bug_wiped_model_zero_grad": (0, "behind the optimizer"),
     "bug_discarded_accumulation": (1, "discarded gradients of 1 backward pass"),
@@ -89,6 +89,8 @@ def test_leaving_the_block_removes_every_hook(torch):
     model, x = _mlp(torch)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     with guard(opt), pytest.raises(GradGuardError):
+        model(x).sum().backward()
+        opt.zero_grad()
         opt.step()
     assert "zero_grad" not in vars(opt)
     for _ in range(3):  # the missing zero_grad is no longer watched
@@ -133,10 +135,12 @@ def test_bad_arguments_are_rejected(torch):
 
 
 def test_warn_action_does_not_raise(torch):
-    model, _ = _mlp(torch)
+    model, x = _mlp(torch)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     with guard(opt, action="warn") as guarded, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        model(x).sum().backward()
+        opt.zero_grad()
         opt.step()
     assert [w.category for w in caught] == [GradGuardWarning]
     assert len(guarded.findings) == 1

@@ -97,7 +97,7 @@ def test_a_rescale_between_passes_does_not_hide_a_missing_zero_grad(torch, resca
         else:
             _unscale(torch, model, 8.0)
 
-    with guard(opt), pytest.raises(GradGuardError, match="2 backward passes") as info:
+    with guard(opt), pytest.raises(GradGuardError, match="an earlier step.. already applied") as info:
         for index, x in enumerate(_data(torch, 3)):
             (model(x).sum() * (8.0 if rescale == "unscale_" else 1.0)).backward()
             edit()

@@ -97,6 +97,8 @@ def test_a_callback_zeroing_every_micro_batch_is_reported_at_its_line(capsys):
     line = marker_line("discarded_accumulation")
     assert re.search(rf"test_runtime_lightning.py:{line}: discarded_accumulation in SGD .* "
                      r"at zero_grad\(\), 4 times", callback.report), callback.report
+    # the window's first three micro-batches, the third one dropped inside step(closure)
+    assert "discarded gradients of 3 backward pass(es)" in callback.report
     assert callback.report in capsys.readouterr().err
 
 
@@ -125,3 +127,18 @@ def test_gradcheck_run_reads_accumulate_grad_batches_without_the_callback():
             fit(NeverZeroes(), accumulate=4)
     finally:
         session.finish()
+
+
+def test_without_the_callback_a_reset_through_lightnings_wrapper_is_reported_at_its_line():
+    """LightningOptimizer subclasses the optimizer's class: its zero_grad() is not the one the
+    guard put on the optimizer, so the session watches the class's zero_grad() too."""
+    session = GuardSession(action="warn").install()  # what `gradcheck run` does
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit(Regression(manual="zero_between"))
+    finally:
+        report = session.finish()
+    line = marker_line("manual wiped_gradients")
+    assert re.search(rf"test_runtime_lightning.py:{line}: wiped_gradients in SGD .* at "
+                     r"zero_grad\(\), 4 times", report), report

@@ -65,37 +65,11 @@ _DIRECTIVE = re.compile(r"<!--\s*doctest:\s*(?P<text>.*?)\s*-->", re.S)
 # ``lint`` directive (running them would only raise NameError on `loader`).
 LINT_EXAMPLE_PAGES = ("docs/rules.md",)
 
-# NOTE: temporary, until the owners of these pages fix them (listed in the issue-18 report).
-# Blocks that fail today, by page and content hash; each must fail (strict): a block that
-# passes, or is edited, no longer matches its entry. Python blocks of LINT_EXAMPLE_PAGES
-# without a directive are expected to fail the same way (see _expected_failure).
-_SKIP_MARKER = "needs <!-- doctest: skip (REASON) --> before it"
-_FRAGMENT = "a fragment that raises NameError on its own; make it runnable, or mark it"
-KNOWN_BROKEN: dict[tuple[str, str], str] = {
-    ("docs/bench-checker.md", "e944fc4377"): f"a benchmark run: {_SKIP_MARKER}",
-    ("docs/bench-checker.md", "ac320e5d0f"): f"pip install and a long OpInfo run: {_SKIP_MARKER}",
-    ("docs/bench-lint.md", "9d2848d246"): f"a benchmark run: {_SKIP_MARKER}",
-    ("docs/bench-lint.md", "fc2d1b292f"): f"a benchmark run (4 minutes): {_SKIP_MARKER}",
-    ("docs/benchmarks.md", "cb2c24f10b"): f"pip install and every benchmark: {_SKIP_MARKER}",
-    ("docs/benchmarks.md", "5118937a31"): f"fetches the wild corpus: {_SKIP_MARKER}",
-    ("docs/benchmarks.md", "2e0ffc7eb1"): f"git worktree add and benchmarks: {_SKIP_MARKER}",
-    ("docs/benchmarks.md", "6948eb58dc"): f"git worktree add and benchmarks: {_SKIP_MARKER}",
-    ("docs/checks.md", "68723206de"): f"NameError: 'shape' (and torch): {_FRAGMENT}",
-    ("docs/checks.md", "e14ff7ec11"): f"NameError: 'pytest' (and my_op, x, w): {_FRAGMENT}",
-    ("docs/engine.md", "2af1e4569f"): ("SyntaxError: an excerpt of gradcheck/ref/derivatives.py; "
-                                       f"{_SKIP_MARKER}"),
-    ("docs/engine.md", "f604283879"): ("issue 18: compare_with_torch finds a difference (grad "
-                                       "0.bias at step 2) where the page promises `True None`; "
-                                       "report.assert_ok() raises"),
-    ("docs/runtime.md", "f3e402a541"): f"the reader's train.py, torchrun: {_SKIP_MARKER}",
-    ("docs/runtime.md", "faa9516280"): f"NameError: 'lightning' (and model, args...): {_FRAGMENT}",
-    ("docs/runtime.md", "e6feb3c5e1"): ("the shown output starts at the report, but the script's "
-                                        "log and a GradGuardWarning come first: start it with ..."),
-    ("docs/runtime.md", "82dbb86832"): f"NameError: 'model' (and loss_fn, batches...): {_FRAGMENT}",
-    ("docs/runtime.md", "00a0ac642e"): f"NameError: 'gradcheck' (optimizer, train): {_FRAGMENT}",
-    ("docs/runtime.md", "4821b12486"): (f"needs a GPU (devices cpu and cuda): {_SKIP_MARKER}; "
-                                        "NameError on fn, x, w besides"),
-}
+# Blocks known to fail, by page and content hash, each expected to fail (strict): a block
+# that passes, or is edited, no longer matches its entry. Empty: every block runs and says
+# what the page says. Python blocks of LINT_EXAMPLE_PAGES without a directive are expected to
+# fail the same way (see _expected_failure).
+KNOWN_BROKEN: dict[tuple[str, str], str] = {}
 
 
 # ----- finding the blocks ------------------------------------------------------------------------

@@ -72,6 +72,7 @@ def check_source(
         project = Project.around(path)
     if project is not None:
         project.used.clear()
+        project.reads = 0
     where = _Where(path, project)
     pieces = split(text) if text.count("\n") > PIECE_LINES else None
     if pieces is None:

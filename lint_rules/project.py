@@ -22,16 +22,21 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_MODULE_BYTES = 2_000_000  # a generated module this large is not read for its helpers
 MAX_MODULES = 64  # modules one project loads in a process, beyond the files being linted
+MAX_READS = 12  # modules one analysed file may have read for it
 MAX_PROJECTS = 16  # projects remembered by one process
 _PROJECTS: dict[tuple[Path, ...], "Project"] = {}
 _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
-_EVENT_WORDS = (b"backward", b"zero_grad", b"step", b".grad", b"+=")
+# What a module must mention for a caller to learn anything from it: a gradient event, an
+# optimizer, or a method that adds to an attribute of its object (a meter's `update`).
+_NEXT_TOP_LEVEL = re.compile(rb"^[^\s#)\]}]", re.MULTILINE)
+_RELEVANT = re.compile(rb"zero_grad|backward\s*\(|\.grad\b|\.step\s*\(|optim|self\.[\w.]+\s*\+=")
 
 
 @dataclass
@@ -51,6 +56,8 @@ class Project:
         self.roots = roots
         self._loaded: dict[Path, LoadedModule | None] = {}
         self.used: dict[str, str] = {}  # modules whose definitions the current analysis used
+        self.reads = 0  # modules read for the current analysis
+        self._bytes: dict[Path, bytes] = {}  # a module's bytes, or b"" when it is irrelevant
 
     @classmethod
     def around(cls, path: Path | str) -> Project:
@@ -83,6 +90,9 @@ class Project:
                    level: int = 0) -> tuple[ast.AST, LoadedModule] | None:
         """The function or class ``name`` of module ``module`` (``from module import name``),
         and its loaded module; None when either is not in the project."""
+        path = self._find(module, importer, level)
+        if path is None or not self._defines(path, name):
+            return None  # `torch.zeros(...)`: nothing to parse a whole module for
         loaded = self.module(module, importer, level)
         if loaded is None:
             return None
@@ -98,9 +108,33 @@ class Project:
         if path is None:
             return None
         if path not in self._loaded:
+            if self.reads >= MAX_READS:
+                return None  # this file's analysis has read enough of the project
+            self.reads += 1
             self._loaded[path] = None  # an import cycle finds nothing while it loads
             self._loaded[path] = self._load(path) if len(self._loaded) <= MAX_MODULES else None
         return self._loaded[path]
+
+    def _defines(self, path: Path, name: str) -> bool:
+        """Whether the module's text has ``def name`` or ``class name`` at its top level, and
+        mentions something a caller could learn from (read once; parsed only if so)."""
+        data = self._bytes.get(path)
+        if data is None:
+            try:
+                data = path.read_bytes() if path.stat().st_size <= MAX_MODULE_BYTES else b""
+            except OSError:
+                data = b""
+            if not _RELEVANT.search(data):
+                data = b""
+            self._bytes[path] = data
+        found = re.search(rb"^(?:async\s+)?(?:def|class)\s+" + re.escape(name.encode()) + rb"\b",
+                          data, re.MULTILINE) if data else None
+        if found is None:
+            return False
+        # its own text, up to the next line that starts at the margin, must be relevant too:
+        # `F.cross_entropy(...)` is no reason to parse all of torch.nn.functional
+        end = _NEXT_TOP_LEVEL.search(data, found.end())
+        return _RELEVANT.search(data, found.start(), end.start() if end else len(data)) is not None
 
     def _find(self, module: str, importer: Path | None, level: int) -> Path | None:
         parts = [p for p in module.split(".") if p]
@@ -132,7 +166,7 @@ class Project:
         except OSError:
             return None
         loaded = LoadedModule(path, hashlib.sha256(data).hexdigest())
-        if not any(word in data for word in _EVENT_WORDS):
+        if not _RELEVANT.search(data):
             return loaded  # nothing a caller could learn from it
         try:
             text = data.decode("utf-8-sig")
@@ -142,7 +176,9 @@ class Project:
         except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
             return loaded
         hollow(tree, text)
-        loaded.index = ModuleIndex(tree, SourceText(text), project=self, path=path)
+        # NOTE: its own imports are not followed: one module away covers the helpers, meters
+        # and trainers a script imports, and following them further would read whole trees
+        loaded.index = ModuleIndex(tree, SourceText(text), path=path)
         loaded.definitions = {node.name: node for node in tree.body
                               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
         return loaded

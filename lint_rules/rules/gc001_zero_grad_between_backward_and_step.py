@@ -24,15 +24,17 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     why the loss curve looks wrong.
 
     ## Known problems
-    Receivers are recognised by name and by their constructors in the same file; an optimizer
-    built elsewhere and named `net_params` is not recognised, and the rule then stays silent.
-    Conditions are compared by their text, so `if step % k == 0` and `if is_update_step`
-    are treated as unrelated.
+    Receivers are recognised by where their values come from (constructors in the file or the
+    project, annotations, `accelerator.prepare`), and by name only when nothing else is known;
+    an optimizer passed in under a name like `net_params` is not recognised, and the rule then
+    stays silent. Conditions are compared by their text, so `if step % k == 0` and
+    `if is_update_step` are treated as unrelated.
     A step that runs only some iterations is taken to be an accumulation window when its test
-    is a counter test (`%`, or a flag assigned from one); under any other guard
-    (`if math.isfinite(norm):`, `if epoch >= warmup:`) skipping the step drops the batch on
-    purpose, so a reset at the top of the next iteration is not reported. Accumulation by a
-    running total (`if tokens >= tokens_per_step:`) therefore goes unreported.
+    is a counter test (`%`, a flag assigned from one, or a comparison that the guarded block
+    restarts, such as `if tokens_seen >= tokens_per_step: ...; tokens_seen = 0`); under any
+    other guard (`if math.isfinite(norm):`, `if epoch >= warmup:`) skipping the step drops the
+    batch on purpose, so a reset at the top of the next iteration is not reported. A reset
+    under the same counter test as the backward pass is no window: the block is the window.
     A `finally:` reset after an exception handler, and a reset outside the loop that runs the
     backward passes (`zero_grad()` at the top of an epoch, before the micro-batch loop),
     discard gradients on purpose too. A reset under a guard of its own (`if accum_steps == 1:`)

@@ -10,11 +10,22 @@ from lint_rules.rules.base import Invalid, Rule, Valid, crosses_modules, short
 
 class MissingZeroGrad(Rule):
     """## What it does
-    Flags an optimizer `step()` whose gradients still contain a backward pass from an earlier
-    iteration that a step has already applied: on some path through the loop, nothing resets
-    that optimizer's gradients between one step and the next backward. The check is per
-    optimizer and per path, so a GAN that never zeroes its generator's optimizer, or a loop
-    that zeroes only in its AMP branch, is caught at the step that goes wrong.
+    Flags an optimizer `step()` that applies gradients an earlier step already applied:
+
+    - **stale**: on some path through the loop, nothing resets the optimizer between one step
+      and the next backward, so the next step applies both;
+    - **restep**: a second step with no backward and no reset since the last one, on every
+      path that reaches it, applies the same gradients again;
+    - **foreign**: another network's loss left gradients in this optimizer's parameters (a GAN
+      generator's loss goes through the discriminator) and its owner reset only its own share,
+      so the next backward adds to them: the resets of a GAN or actor-critic loop are swapped;
+    - **alias**: a model's gradients were handed to another by reference
+      (`shared_param._grad = local_param.grad`), and the optimizer's `zero_grad()` sets its own
+      `.grad` to None (the default since torch 2.0), so the local tensors keep growing.
+
+    The check is per optimizer and per path, so a GAN that never zeroes its generator's
+    optimizer, or a loop that zeroes only in its AMP branch, is caught at the step that goes
+    wrong.
 
     ## Why is this bad?
     `backward()` adds into `.grad`. Without a reset, step n applies the sum of the gradients of
@@ -22,9 +33,12 @@ class MissingZeroGrad(Rule):
     loss oscillates or diverges instead of falling.
 
     ## Known problems
-    A reset done by code the analysis cannot see (a callback, a function in another module,
-    a DeepSpeed-style engine whose `step()` clears gradients itself) is invisible; the rule
-    only reports optimizers it can name, and stays silent when a step's receiver is unknown.
+    A reset done by code the analysis cannot see (a callback, a third-party library, a
+    DeepSpeed-style engine whose `step()` clears gradients itself) is invisible; functions and
+    classes of other modules of the project are followed. The rule only reports optimizers it
+    can name, and stays silent when a step's receiver is unknown, when `step()` is handed an
+    unknown closure or a value (`higher`'s `step(loss)`), and on `optimizer_step(...)` of
+    anything but torch_xla.
     A function that this file calls is judged where it is called, with what each call passes
     (`optimizer=None` left out is no optimizer; `do_zero_grad=False` decides its `if`). A
     function that this file never calls is judged as if it ran once per batch (as dslinter's

@@ -9,17 +9,27 @@ from lint_rules.rules.base import Invalid, Rule, Valid
 
 class LossAccumulatedWithGraph(Rule):
     """## What it does
-    Flags `total += loss` (or `total = total + loss`) inside a loop, where `loss` is the tensor
-    that the same function backpropagates, added without `.item()` or `.detach()`.
+    Flags a loop that keeps the tensor it backpropagates from one iteration to the next:
+    `total += loss` (or `total = total + loss`), `outputs.append(loss)` (alone or inside a
+    dict or tuple), or `meter.update(loss)` where the meter's class (in the file or the
+    project) adds its argument to an attribute. The loss is the value the backward call
+    backpropagates, followed back through the bindings it was computed from (`loss = loss / k`
+    before `loss.backward()`); what `.item()`, `.detach()` or `float()` returns is not it.
 
     ## Why is this bad?
-    The running total becomes a tensor that references `loss`, and through it the whole
-    autograd graph of every iteration. None of those graphs can be freed, so memory grows with
-    every step until the run fails with an out-of-memory error, usually hours in.
+    The total becomes a tensor that references `loss`, and through it the nodes of every
+    iteration's autograd graph (with `retain_graph=True`, their saved tensors too). None of
+    them can be freed, so memory grows with every step until the run fails with an
+    out-of-memory error, usually hours in.
 
     ## Known problems
-    The rule only recognises the backpropagated loss by name within one function. A total that
-    is itself backpropagated later (summing losses on purpose) is not flagged.
+    Nothing is kept under `torch.no_grad()` or `inference_mode()`, and a name bound twice is
+    two values: a validation loop's `loss` is not the training loop's. A total or list that the
+    loop starts again (`total = 0` after each logging step, a list made anew per step) holds a
+    bounded window and is not flagged; the carrying loop is the one that steps an optimizer,
+    and loops over a fixed handful (`for opt in optimizers:`, `range(2)`) carry nothing. A total
+    that is itself backpropagated later (summing losses on purpose) is not flagged. A loss
+    returned by a helper that backpropagated it counts as the loss at its call.
 
     ## Example
     ```python

@@ -25,7 +25,7 @@ import ast
 
 from lint_rules import events as ev
 from lint_rules import syntax
-from lint_rules.bindings import Bindings, graph_free_context
+from lint_rules.bindings import Bindings, graph_free_context, own_nodes as _own_nodes
 
 _LOOPS = syntax.LOOPS
 # Tensor methods whose result still references the graph of the tensor they are called on.
@@ -72,7 +72,8 @@ def _loss_returners(analysis, units: dict[int, ast.AST]) -> dict[str, ast.Call]:
     with that backward call."""
     out = {}
     for unit in units.values():
-        if isinstance(unit, syntax.FUNCTIONS) and analysis.index.parents.get(id(unit)) is analysis.tree:
+        if isinstance(unit, syntax.FUNCTIONS) and analysis.index.parents.get(id(unit)) is analysis.tree \
+                and id(unit) in analysis.index.returning():
             backward = _Unit(analysis, unit, {}).returned_loss()
             if backward is not None:
                 out[unit.name] = backward
@@ -113,11 +114,13 @@ class _Unit:
         self.unit = unit
         self.returners = returners
         self.nodes = list(_own_nodes(unit))
-        self.bindings = Bindings(unit, analysis.index.parents)
         # (binding, name) of a loss -> its backward: in `loss, n_word = f(...)` the two names
         # are two values, and so are two parameters (both bound before the function runs)
         self.losses: dict[tuple[ast.AST | None, str], ast.Call] = {}
         self.loss_names: set[str] = set()
+        if not any(map(_may_keep, self.nodes)):
+            return  # nothing here could keep a value, nor hand one back: no bindings needed
+        self.bindings = Bindings(unit, analysis.index.parents, self.nodes)
         for node in self.nodes:
             if type(node) is ast.Call and ev.is_backward_call(node) and \
                     not analysis.index.own_backward(node):
@@ -309,6 +312,14 @@ class _Unit:
         return False
 
 
+def _may_keep(node: ast.AST) -> bool:
+    """A statement that could keep a value (a sum, a method call) or hand one back."""
+    kind = type(node)
+    return kind is ast.AugAssign or kind is ast.Return or (
+        kind is ast.Expr and type(node.value) is ast.Call and type(node.value.func) is ast.Attribute) \
+        or kind is ast.Assign and type(node.value) is ast.BinOp
+
+
 def _steps(loop: ast.AST) -> bool:
     """Whether the loop's own code calls a ``step`` (of an optimizer, a scaler, a wrapper)."""
     return any(type(n) is ast.Call and syntax.callee_name(n) in ("step", "optimizer_step")
@@ -318,15 +329,6 @@ def _steps(loop: ast.AST) -> bool:
 def _adds_to(node: ast.AST, key: str | None) -> bool:
     value = getattr(node, "value", None)
     return type(value) is ast.BinOp and ev.dotted(value.left) == key
-
-
-def _own_nodes(unit: ast.AST) -> Iterator[ast.AST]:
-    """Nodes of ``unit`` that are not inside a nested function or class."""
-    stack = [s for s in unit.body if not isinstance(s, syntax.SCOPES)]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(c for c in syntax.children(node) if not isinstance(c, syntax.SCOPES))
 
 
 def _value_names(expr: ast.AST, containers: bool = False) -> list[ast.Name]:

@@ -27,15 +27,14 @@ _GRAPH_FREE = frozenset({"no_grad", "inference_mode"})
 class Bindings:
     """The binding statements of every name in one scope, in source order."""
 
-    def __init__(self, unit: ast.AST, parents: dict[int, ast.AST]) -> None:
+    def __init__(self, unit: ast.AST, parents: dict[int, ast.AST], nodes=None) -> None:
+        """``nodes``: the scope's own nodes, when the caller has them already."""
         self.parents = parents
         self._at: dict[str, list[tuple[tuple[int, int], ast.AST]]] = {}
-        stack = [s for s in getattr(unit, "body", []) if not isinstance(s, syntax.SCOPES)]
-        while stack:
-            node = stack.pop()
-            for name in _bound_here(node):
-                self._at.setdefault(name, []).append(((node.lineno, node.col_offset), node))
-            stack.extend(c for c in syntax.children(node) if not isinstance(c, syntax.SCOPES))
+        for node in nodes if nodes is not None else own_nodes(unit):
+            if type(node) in _BINDERS:
+                for name in _bound_here(node):
+                    self._at.setdefault(name, []).append(((node.lineno, node.col_offset), node))
         for entries in self._at.values():
             entries.sort(key=lambda entry: entry[0])
 
@@ -65,6 +64,19 @@ def _seen_from(binding: ast.AST, use: ast.AST) -> bool:
         return not any(_contains(item.context_expr, use) for item in binding.items)
     value = getattr(binding, "value", None)
     return value is None or not _contains(value, use)
+
+
+_BINDERS = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With,
+                      ast.AsyncWith, ast.NamedExpr})
+
+
+def own_nodes(unit: ast.AST):
+    """Nodes of ``unit`` that are not inside a nested function or class."""
+    stack = [s for s in getattr(unit, "body", []) if not isinstance(s, syntax.SCOPES)]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(c for c in syntax.children(node) if not isinstance(c, syntax.SCOPES))
 
 
 def _bound_here(node: ast.AST) -> set[str]:

@@ -88,6 +88,7 @@ class ModuleIndex:
         self.annotated: set[str] = set()  # parameters annotated as optimizers
         self.classes: dict[str, ast.ClassDef] = {}
         self._nested_names: set[str] = set()  # names of every function, at any depth
+        self._returns: list[ast.Return] = []  # every `return <value>`
         self.modules: set[str] = set()  # receivers of `.parameters()`: torch modules
         self.instances: dict[str, str] = {}  # `x = Cls(...)` with Cls a class of this file
         constructed: list[tuple[list[ast.AST], ast.Call]] = []
@@ -119,6 +120,8 @@ class ModuleIndex:
                     self.imports[local] = (alias.name if alias.asname else local, None, 0)
             elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
                 self._nested_names.add(node.name)
+            elif kind is ast.Return and node.value is not None:
+                self._returns.append(node)
             elif kind is ast.ClassDef:
                 self.classes.setdefault(node.name, node)
                 for item in node.body:
@@ -347,6 +350,17 @@ class ModuleIndex:
         if owner is not None:  # built by a class of this file: its bases decide, not its name
             return self.is_optimizer_class(owner)
         return looks_like_optimizer(key)
+
+    def returning(self) -> set[int]:
+        """Ids of the functions that hold a ``return <value>`` of their own."""
+        found = set()
+        for node in self._returns:
+            current = self.parents.get(id(node))
+            while current is not None and not isinstance(current, syntax.SCOPES):
+                current = self.parents.get(id(current))
+            if current is not None:
+                found.add(id(current))
+        return found
 
     def is_group(self, key: str) -> bool:
         """A collection of optimizers by its name (``optimizers``, ``self.opts``), unless this

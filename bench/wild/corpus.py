@@ -129,7 +129,8 @@ def finding_rows(part: str, into: Path) -> list[dict[str, str]]:
             rows.append({"repository": repo["repository"], "commit": repo["commit"],
                          "path": _triage_path(finding), "line": str(finding["line"]),
                          "code": finding["code"], "verdict": "?",
-                         "reason": " ".join(finding["message"].split())[:200]})
+                         "reason": " ".join(finding["message"].split())[:200],
+                         "pattern": finding.get("pattern", "")})
     return rows
 
 
@@ -157,7 +158,7 @@ def score(part: str, into: Path) -> int:
     found = finding_rows(part, into)
     seen = {_key(row) for row in found}
     new = [row for row in found if _key(row) not in triage]
-    judged = [triage[_key(row)] for row in found if _key(row) in triage]
+    judged = [{**triage[_key(row)], "pattern": row["pattern"]} for row in found if _key(row) in triage]
     lost = [r for k, r in triage.items() if k not in seen and r["verdict"] == "bug"]
     _print_summary(part, judged, new, lost)
     return 1 if new or lost or any(r["verdict"] == "false" for r in judged) else 0
@@ -174,6 +175,11 @@ def _print_summary(part: str, judged: list[dict], new: list[dict], lost: list[di
         untriaged = sum(r["code"] == code for r in new)
         print(f"  {code}: bug {by_code['bug']}  false {by_code['false']}  debatable "
               f"{by_code['debatable']}  untriaged {untriaged}  precision {_precision(by_code)}")
+        for pattern in sorted({r["pattern"] for r in judged + new if r["code"] == code} - {""}):
+            forms = Counter(r["verdict"] for r in judged if (r["code"], r["pattern"]) == (code, pattern))
+            left = sum((r["code"], r["pattern"]) == (code, pattern) for r in new)
+            print(f"    {pattern}: bug {forms['bug']}  false {forms['false']}  debatable "
+                  f"{forms['debatable']}  untriaged {left}  precision {_precision(forms)}")
     for row in new:
         print(f"  NEW  {row['repository']}/{row['path']}:{row['line']} {row['code']} {row['reason']}")
     for row in lost:
@@ -190,7 +196,7 @@ def write_findings(part: str, into: Path, out: Path) -> None:
     triage = read_triage(part)
     new = [row for row in finding_rows(part, into) if _key(row) not in triage]
     with out.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, TRIAGE_FIELDS, lineterminator="\n")
+        writer = csv.DictWriter(handle, TRIAGE_FIELDS, lineterminator="\n", extrasaction="ignore")
         writer.writeheader()
         writer.writerows(new)
     print(f"wrote {len(new)} untriaged findings of part {part} to {out}")

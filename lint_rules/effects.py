@@ -414,63 +414,36 @@ class Effects:
 
     def _inline(self, fn: FunctionNode, call: ast.Call | None, state: State,
                 receiver: str | None = None) -> State:
+        """Walk ``fn``'s body in place of ``call`` (None: a closure step() calls), with the
+        caller's arguments for its parameters. A function of another module of the project
+        is walked the same way: its events happen at the call in this file (where a finding
+        can point), and inside it names resolve in its own module."""
         if fn in self._frames or len(self._frames) >= MAX_INLINE_DEPTH:
             return state
-        owner = self.index.owner_of(fn)
-        if owner is not None and call is not None:
-            return self._inline_foreign(fn, call, state, owner, receiver)
+        owner = self.index.owner_of(fn) if call is not None else None
+        index = owner or self.index
         subst = dict(self._subst[-1]) if call is None else self._bind(fn, call)
         if receiver is None and call is not None and type(call.func) is ast.Attribute \
-                and self.index.enclosing_class(fn):
+                and index.enclosing_class(fn):
             key = self._key(call.func.value)
-            receiver = key if key and key != "self" and self.index.instance_class(key) else None
+            known = owner is not None or self.index.instance_class(key)
+            receiver = key if key and key != "self" and known else None
         if receiver is not None:  # `updater.step(loss)`: `self` in the method is `updater`
             subst["self"] = (receiver,)
+        home, site = (self.index, self.text), self._site
+        if owner is not None:
+            self._site = site or (call, self.text)
+            self.index, self.text = owner, owner.text
         self._frames.append(fn)
         self._subst.append(subst)
         self._constants.append(dict(self._constants[-1]) if call is None else _flags(fn, call))
         self._local_defs.append(dict(self._local_defs[-1]) if call is None else {})
-        self._class.append(self.index.enclosing_class(fn) or self._class[-1])
+        self._class.append(index.enclosing_class(fn) or (None if owner else self._class[-1]))
         conditions, self._conditions = self._conditions, list(self._conditions)
         try:
             flow = self._block(syntax.body_of(fn), state)
         finally:
-            self._frames.pop()
-            self._subst.pop()
-            self._constants.pop()
-            self._local_defs.pop()
-            self._class.pop()
-            self._conditions = conditions
-        return join(flow.normal, flow.ret) or state
-
-    def _inline_foreign(self, fn: FunctionNode, call: ast.Call, state: State, owner,
-                        receiver: str | None) -> State:
-        """Walk a function of another module of the project as if it were written here:
-        its events happen at the call in this file (where a finding can point), and inside
-        it names resolve in its own module."""
-        subst = self._bind(fn, call)
-        if receiver is None and type(call.func) is ast.Attribute and owner.enclosing_class(fn):
-            key = self._key(call.func.value)
-            receiver = key if key and key != "self" else None
-        if receiver is not None:
-            subst["self"] = (receiver,)
-        home = (self.index, self.text)
-        outermost = self._site is None
-        if outermost:
-            self._site = (call, self.text)
-        self.index, self.text = owner, owner.text
-        self._frames.append(fn)
-        self._subst.append(subst)
-        self._constants.append(_flags(fn, call))
-        self._local_defs.append({})
-        self._class.append(owner.enclosing_class(fn))
-        conditions, self._conditions = self._conditions, list(self._conditions)
-        try:
-            flow = self._block(syntax.body_of(fn), state)
-        finally:
-            self.index, self.text = home
-            if outermost:
-                self._site = None
+            (self.index, self.text), self._site = home, site
             self._frames.pop()
             self._subst.pop()
             self._constants.pop()

@@ -333,11 +333,16 @@ def _foreign_message(issue, name: str) -> str:
 def _foreign_fix(analysis, issue, name: str) -> tuple[tuple | None, bool]:
     """A reset just before the optimizer's own first backward pass."""
     own = min(issue.backwards, key=lambda bw: bw.order)
-    stmt = analysis.statement_of(own.node)
-    key = "".join(name.split())
+    return _reset_before(analysis, analysis.statement_of(own.node), name)
+
+
+def _reset_before(analysis, stmt, receiver: str) -> tuple[tuple | None, bool]:
+    """``receiver.zero_grad()`` inserted before ``stmt``, and whether that is safe: the
+    file shows the receiver has one (else only its name says so)."""
+    key = "".join(receiver.split())
     if stmt is None or not analysis.index.can_zero(key):
         return None, True
-    edits = fixes.insert_before(stmt, f"{name}.zero_grad()", analysis.text)
+    edits = fixes.insert_before(stmt, f"{receiver}.zero_grad()", analysis.text)
     return edits, analysis.index.zero_grad_evidence(key)
 
 
@@ -412,12 +417,7 @@ def _closure_fix(analysis, issue):
     first = body[0] if body else None
     if _is_docstring(first) and len(body) > 1:
         first = body[1]
-    receiver = analysis.optimizer_text(issue.step)
-    key = "".join(receiver.split())
-    if first is None or not analysis.index.can_zero(key):
-        return None, True
-    edits = fixes.insert_before(first, f"{receiver}.zero_grad()", analysis.text)
-    return edits, analysis.index.zero_grad_evidence(key)
+    return _reset_before(analysis, first, analysis.optimizer_text(issue.step))
 
 
 def _is_docstring(stmt) -> bool:

@@ -12,19 +12,13 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-OOM_TOLERANT_LOOP = """\
-for batch in loader:
-    try:
-        loss = model(batch)
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-    except RuntimeError:
-        pass
-"""
+# the issue's reproduction, a fixture of its own
+OOM_TOLERANT_LOOP = (Path(__file__).resolve().parents[2] / "fixtures" / "lint" / "shapes"
+                     / "good_oom_tolerant_loop.py").read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="module")

@@ -81,6 +81,7 @@ class Interpreter(Compound, Effects):
         self._counters: dict[str, bool] = {}  # loop counter -> whether this is the first pass
         self._step_kinds: dict[tuple, set[str]] = {}  # (step, optimizer) -> kinds of facts met
         self._grad_off = 0  # `with torch.no_grad():` blocks around the code walked now
+        self._bounds: dict[TestKey, tuple[str, str, int]] = {}  # `k > 1` -> ("k", ">", 1)
         self._bindings: dict[int, object] = {}  # scope -> its Bindings, for reach.py
         self._aliases: dict[str, str] = {}  # model given another's gradient tensors -> their key
         self.alias_sites: dict[str, ast.AST] = {}  # that key -> the statement handing them over
@@ -205,8 +206,8 @@ class Interpreter(Compound, Effects):
             known = _grad_mode_test(stmt.test, self._grad_off == 0)
         if known is not None:  # `if do_zero_grad:` with do_zero_grad=False at this call
             return self._block(syntax.body_of(stmt) if known else syntax.orelse_of(stmt), state)
-        parts, joiner = self._reduced(test)  # `opt and do_zero_grad`, do_zero_grad=True
-        key = self._test_key(parts, joiner)
+        _, key, value = self._canonical(test, value)
+        parts = self._reduced(test)[0]
         modulo = syntax.has_modulo(stmt.test) or not self.index.counter_flags().isdisjoint(key[1]) \
             or self._periodic(stmt, key[1])
         if modulo or not all(map(syntax.is_plain_test, parts)):
@@ -282,6 +283,20 @@ class Interpreter(Compound, Effects):
         return (text, frozenset(n for p in parts for n in syntax.names_in(p)),
                 frozenset(x for p in parts for x in syntax.paths_in(p)))
 
+    def _canonical(self, test: ast.AST, value: bool) -> tuple[ast.AST, TestKey, bool]:
+        """The test as an assumption: `x != 0` is the assumption `x == 0` taken false, so two
+        `if`s that test one condition both ways correlate; with its integer bound noted."""
+        parts, joiner = self._reduced(test)  # `opt and do_zero_grad`, do_zero_grad=True
+        if len(parts) == 1 and not joiner:
+            text, flipped = syntax.canonical_test(parts[0], self.text.segment)
+            base = self._test_key(parts)
+            key = (text, base[1], base[2])
+            bound = syntax.integer_bound(parts[0])
+            if bound is not None:
+                self._bounds[key] = bound
+            return parts[0], key, value != flipped
+        return test, self._test_key(parts, joiner), value
+
     def _split(self, state: State, key: TestKey, value: bool) -> tuple[State | None, State | None]:
         yes: State = {}
         no: State = {}
@@ -291,8 +306,11 @@ class Interpreter(Compound, Effects):
             elif (key, not value) in assumptions:
                 no[assumptions] = facts
             else:
-                yes[assumptions | {(key, value)}] = facts
-                no[assumptions | {(key, not value)}] = facts
+                # `if k > 1:` after `if k == 1:` held: only the branch the bounds allow
+                if self._possible(assumptions, key, value):
+                    yes[assumptions | {(key, value)}] = facts
+                if self._possible(assumptions, key, not value):
+                    no[assumptions | {(key, not value)}] = facts
         if len(yes) + len(no) > self.max_worlds:
             yes, no = compact(yes), compact(no)
         if len(yes) + len(no) > self.max_worlds:
@@ -303,6 +321,17 @@ class Interpreter(Compound, Effects):
             self._merged = True
             yes, no = forget(yes, lambda a: True), forget(no, lambda a: True)
         return (yes or None), (no or None)
+
+    def _possible(self, assumptions: frozenset, key: TestKey, value: bool) -> bool:
+        """Whether an integer satisfies every bound the world assumes on ``key``'s variable."""
+        bound = self._bounds.get(key)
+        if bound is None:
+            return True
+        bounds = [(op, n, value if k == key else held)
+                  for k, held in (*assumptions, (key, value))
+                  if (b := self._bounds.get(k)) is not None and b[0] == bound[0]
+                  for _, op, n in (b,)]
+        return syntax.bounds_agree(bounds)
 
     def _loop(self, node: ast.AST, body: list[syntax.Statement], state: State, infinite: bool) -> Flow:
         if self._loops and not any(self.contains_events(s) for s in body):

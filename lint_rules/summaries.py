@@ -613,10 +613,8 @@ class ModuleIndex:
             seen: set[str] = set()
             self._repeated_tests = set()
             for node in self._ifs:
-                test = node.test
-                while syntax.is_not(test):
-                    test = test.operand  # `if not c:` reads the same test as `if c:`
-                text = "".join(self.text.segment(test).split())
+                # `if not c:` reads the same test as `if c:`, `x != 0` as `x == 0`
+                text, _ = syntax.canonical_test(node.test, self.text.segment)
                 (self._repeated_tests if text in seen else seen).add(text)
         return self._repeated_tests
 

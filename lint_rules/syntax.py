@@ -305,3 +305,57 @@ def bound_names(node: ast.AST) -> set[str]:
             names.update(stored_names(target))
     _BOUND[id(node)] = (node, frozenset(names))
     return names
+
+
+# Comparisons written as the negation of another: `a != b` is `not (a == b)`.
+_NEGATED = {ast.NotEq: ("==", True), ast.Eq: ("==", False), ast.LtE: (">", True),
+            ast.Gt: (">", False), ast.GtE: ("<", True), ast.Lt: ("<", False),
+            ast.IsNot: (" is ", True), ast.Is: (" is ", False), ast.NotIn: (" in ", True),
+            ast.In: (" in ", False)}
+
+
+def canonical_test(test: ast.AST, segment) -> tuple[str, bool]:
+    """The text (without whitespace) that names a test, and whether the test is its negation:
+    `if not c:` and `if c:` name the same test, and so do `x != 0` and `x == 0`, or `x <= k`
+    and `x > k`. ``segment`` gives a node's source text.
+
+    >>> import ast as _ast
+    >>> source = "i % k != 0"
+    >>> canonical_test(_ast.parse(source, mode="eval").body, lambda n: _ast.get_source_segment(source, n))
+    ('i%k==0', True)
+    """
+    negated = False
+    while is_not(test):
+        test, negated = test.operand, not negated
+    if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) in _NEGATED:
+        op, flips = _NEGATED[type(test.ops[0])]
+        text = "".join(segment(test.left).split()) + op + "".join(segment(test.comparators[0]).split())
+        return text, negated != flips
+    return "".join(segment(test).split()), negated
+
+
+def integer_bound(test: ast.AST) -> tuple[str, str, int] | None:
+    """``(path, op, n)`` for a comparison of a name or attribute with an integer literal
+    (``accum_count > 1``, ``1 == args.k``), with ``op`` one of ``==``, ``>``, ``<``; None
+    for anything else (its negations count as the same bound, negated)."""
+    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) not in _NEGATED:
+        return None
+    left, right, op = test.left, test.comparators[0], _NEGATED[type(test.ops[0])][0]
+    if type(left) is ast.Constant and type(right) is not ast.Constant:
+        left, right, op = right, left, {">": "<", "<": ">"}.get(op, op)
+    value = constant(right)
+    path = _path(left) if type(left) in (ast.Name, ast.Attribute) else None
+    if path is None or op not in ("==", ">", "<") or type(value) is not int:
+        return None
+    return path, op, value
+
+
+def bounds_agree(bounds: list[tuple[str, int, bool]]) -> bool:
+    """Whether some integer satisfies every ``(op, n, holds)`` of one variable.
+
+    >>> bounds_agree([(">", 1, True), ("==", 1, True)]), bounds_agree([(">", 1, False), ("==", 1, False)])
+    (False, True)
+    """
+    points = {n + d for _, n, _ in bounds for d in (-1, 0, 1)} | {-(10 ** 9), 10 ** 9}
+    check = {"==": lambda x, n: x == n, ">": lambda x, n: x > n, "<": lambda x, n: x < n}
+    return any(all(check[op](x, n) == holds for op, n, holds in bounds) for x in points)

@@ -36,6 +36,7 @@ _GRAPH_KEEPING = frozenset({
 })
 _KEEPERS = frozenset({"append", "extend", "insert"})
 MAX_DERIVATIONS = 8  # bindings followed back from a backward's loss
+HANDFUL = 16  # `range(n)` with a literal n up to this is a fixed handful of iterations
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,7 @@ class _Unit:
         # are two values, and so are two parameters (both bound before the function runs)
         self.losses: dict[tuple[ast.AST | None, str], ast.Call] = {}
         self.loss_names: set[str] = set()
+        self._backprop_names: set[str] | None = None
         if not any(map(_may_keep, self.nodes)):
             return  # nothing here could keep a value, nor hand one back: no bindings needed
         self.bindings = Bindings(unit, analysis.index.parents, self.nodes)
@@ -180,8 +182,9 @@ class _Unit:
         """The backward call of the tensor a ``return`` hands back, if any."""
         for node in self.nodes:
             if type(node) is ast.Return and node.value is not None:
-                for name in self._loss_hits(node.value, node):
-                    return self.losses[(self.bindings.reaching(name.id, node), name.id)]
+                backward = self._backward_of(self._loss_hits(node.value, node), node)
+                if backward is not None:
+                    return backward
         return None
 
     def totals(self) -> Iterator[RunningTotal]:
@@ -193,20 +196,53 @@ class _Unit:
             if kept is None:
                 continue
             target, value, how = kept
-            if ev.dotted(target) in self.loss_names and how == "sum":
-                continue  # the total is the loss: summing losses on purpose
+            if ev.dotted(target) in self.loss_names or ev.dotted(target) in self._backpropagated():
+                continue  # the total (or the list) is backpropagated itself: kept on purpose
             loop = self._loop_of(node)
             if loop is None and not repeated:
                 continue
             if graph_free_context(node, self.analysis.index.parents, stop=self.unit):
                 continue
-            if loop is not None and self._restarted_in(loop, target, node):
+            if loop is not None and (self._restarted_in(loop, target, node)
+                                     or self._first_iteration_only(loop, node)):
                 continue
             hits = self._loss_hits(value, node)
-            if hits:
-                name = hits[0].id
-                yield RunningTotal(node, target, name, self.losses[(self.bindings.reaching(name, node), name)],
-                                   tuple(hits), how)
+            backward = self._backward_of(hits, node)
+            if hits and backward is not None and (loop is None or _contains(loop, backward)):
+                # (a loop that does not run the backward keeps one graph, not one per step)
+                yield RunningTotal(node, target, hits[0].id, backward, tuple(hits), how)
+
+    def _backward_of(self, hits: list[ast.Name], at: ast.AST) -> ast.Call | None:
+        for name in hits:
+            for binding in self.bindings.reaching_all(name.id, at):
+                if (binding, name.id) in self.losses:
+                    return self.losses[(binding, name.id)]
+        return None
+
+    def _backpropagated(self) -> set[str]:
+        """Every name read by an expression a backward call backpropagates, calls included
+        (`torch.stack(task_losses).mean().backward()` backpropagates `task_losses`)."""
+        if self._backprop_names is None:
+            self._backprop_names = {
+                n.id for node in self.nodes if type(node) is ast.Call and ev.is_backward_call(node)
+                for loss in (ev.backward_loss(node),) if loss is not None
+                for n in ast.walk(loss) if type(n) is ast.Name}
+        return self._backprop_names
+
+    def _first_iteration_only(self, loop: ast.AST, node: ast.AST) -> bool:
+        """``if step == 0: outputs.append(loss)``, on the carrying loop's own counter."""
+        counter = _counter_of(loop)
+        if counter is None:
+            return False
+        parents = self.analysis.index.parents
+        parent = parents.get(id(node))
+        while parent is not None and parent is not loop:
+            if type(parent) is ast.If and syntax.first_iteration_test(parent.test, counter) and \
+                    syntax.first_iteration_test(parent.test, counter, False) is False and \
+                    any(_contains(s, node) for s in parent.body):
+                return True
+            parent = parents.get(id(parent))
+        return False
 
     def _kept_value(self, node: ast.AST) -> tuple[ast.AST, ast.AST, str] | None:
         """(where it is kept, the value kept, how) for a statement that keeps a value."""
@@ -245,12 +281,11 @@ class _Unit:
         return index.classes.get(name)
 
     def _loss_hits(self, value: ast.AST, at: ast.AST) -> list[ast.Name]:
-        hits = []
-        for name in _value_names(value, containers=True):
-            binding = self.bindings.reaching(name.id, at)
-            if (binding, name.id) in self.losses:
-                hits.append(name)
-        return hits
+        """Names in ``value`` that may hold a loss at ``at``: on some path, a binding that
+        reaches there is one (a detach on one branch leaves the other branch's loss)."""
+        return [name for name in _value_names(value, containers=True)
+                if any((binding, name.id) in self.losses
+                       for binding in self.bindings.reaching_all(name.id, at))]
 
     def _loop_of(self, node: ast.AST) -> ast.AST | None:
         """The loop whose iterations would carry what ``node`` keeps: the nearest around it
@@ -265,7 +300,11 @@ class _Unit:
                 loops.append(parent)
             parent = parents.get(id(parent))
         stepping = [loop for loop in loops if _steps(loop)]
-        return stepping[0] if stepping else (loops[0] if loops else None)
+        if stepping:
+            return stepping[0]
+        if _steps(self.unit):
+            return None  # the loops around it accumulate within one step: a bounded window
+        return loops[0] if loops else None
 
     def _fixed_handful(self, loop: ast.AST) -> bool:
         """``for clf, opt in zip(classifiers, optimizers):`` (one pass per optimizer),
@@ -279,18 +318,17 @@ class _Unit:
         if type(it) in (ast.Tuple, ast.List):
             return True
         if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "range" and it.args:
-            return all(self._literal(arg, loop) for arg in it.args)
+            return all(0 <= (self._literal(arg, loop) or 0) <= HANDFUL for arg in it.args) and \
+                all(self._literal(arg, loop) is not None for arg in it.args)
         return False
 
-    def _literal(self, node: ast.AST, at: ast.AST) -> bool:
-        if syntax.has_value(syntax.constant(node)):
-            return True
+    def _literal(self, node: ast.AST, at: ast.AST) -> int | None:
+        """The integer ``node`` holds (a literal, or a name bound to one here), else None."""
+        value = syntax.constant(node)
         if type(node) is ast.Name:
             binding = self.bindings.reaching(node.id, at)
-            value = getattr(binding, "value", None)
-            return type(binding) is ast.Assign and value is not None and \
-                syntax.has_value(syntax.constant(value))
-        return False
+            value = syntax.constant(getattr(binding, "value", None)) if type(binding) is ast.Assign else None
+        return value if type(value) is int else None
 
     def _restarted_in(self, loop: ast.AST, target: ast.AST, site: ast.AST) -> bool:
         """Whether the loop binds the total (or clears the list) again somewhere other than
@@ -310,6 +348,20 @@ class _Unit:
                     ev.dotted(getattr(t, "value", t)) == key for t in node.targets):
                 return True
         return False
+
+
+def _counter_of(loop: ast.AST) -> str | None:
+    """``i`` of ``for i, x in enumerate(...)`` or ``for i in range(...)``."""
+    if not isinstance(loop, syntax.FOR_LOOPS) or type(loop.iter) is not ast.Call:
+        return None
+    name, target = syntax.callee_name(loop.iter), loop.target
+    if name == "enumerate" and type(target) is ast.Tuple and target.elts and type(target.elts[0]) is ast.Name:
+        return target.elts[0].id
+    return target.id if name == "range" and type(target) is ast.Name else None
+
+
+def _contains(outer: ast.AST, inner: ast.AST) -> bool:
+    return any(node is inner for node in ast.walk(outer))
 
 
 def _may_keep(node: ast.AST) -> bool:

@@ -53,6 +53,47 @@ class Bindings:
             index -= 1
         return None
 
+    def reaching_all(self, name: str, use: ast.AST) -> list[ast.AST | None]:
+        """Every binding of ``name`` that may reach ``use``: the last one before it, and the
+        ones before that while the later ones sit in a branch that may not run (a loss
+        rebound to a detached copy under `if distributed:` leaves the loss itself on the
+        other path); None stands for a binding from outside this scope."""
+        entries = self._at.get(name) or []
+        where = (use.lineno, use.col_offset)
+        index = bisect.bisect_left(entries, where, key=lambda entry: entry[0]) - 1
+        found: list[ast.AST | None] = []
+        while index >= 0:
+            binding = entries[index][1]
+            index -= 1
+            if not _seen_from(binding, use):
+                continue
+            found.append(binding)
+            if self._always_before(binding, use):
+                return found
+        return [*found, None]
+
+    def _always_before(self, binding: ast.AST, use: ast.AST) -> bool:
+        """Whether every path to ``use`` runs ``binding``: no branch, loop or handler around
+        the binding leaves ``use`` outside it."""
+        current = self.parents.get(id(binding))
+        child = binding
+        while current is not None:
+            if type(current) in _BRANCHES:
+                if not _contains(current, use):
+                    return False
+                if type(current) is ast.If and (_in(current.body, child) != _in(current.body, use)):
+                    return False
+            child, current = current, self.parents.get(id(current))
+        return True
+
+
+_BRANCHES = frozenset({ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.ExceptHandler,
+                       ast.match_case, *(t for t in syntax.TRIES)})
+
+
+def _in(block: list[ast.stmt], node: ast.AST) -> bool:
+    return any(_contains(stmt, node) or stmt is node for stmt in block)
+
 
 def _seen_from(binding: ast.AST, use: ast.AST) -> bool:
     """Whether code at ``use`` sees what ``binding`` binds: not from inside the value being

@@ -250,7 +250,10 @@ class Effects:
         between_epochs = self._epoch_unit and not any(
             isinstance(loop, syntax.LOOPS) for loop in self._loops
         )
-        quiet = self._handlers > 0 or event.partial or counter or between_epochs
+        # a reset on a loop's first iteration alone (`if i == 0:`) drops what the last epoch
+        # left over, like one before the loop
+        quiet = self._handlers > 0 or event.partial or counter or between_epochs or \
+            self._first_only > 0
         depth = len(self._loops)
         guards = tuple(c for c in self._conditions if c[1] == depth and depth and not c[2])
         # the context of its latest run: the same reset runs in several (a function called

@@ -79,6 +79,7 @@ class Interpreter(Compound, Effects):
         self._loop_assigned: dict[int, set[str]] = {}
         self._if_nodes: dict[int, ast.If] = {}  # the `if` statements met, by id
         self._counters: dict[str, bool] = {}  # loop counter -> whether this is the first pass
+        self._first_only = 0  # inside branches that run on a loop's first iteration alone
         self._step_kinds: dict[tuple, set[str]] = {}  # (step, optimizer) -> kinds of facts met
         self._grad_off = 0  # `with torch.no_grad():` blocks around the code walked now
         self._bounds: dict[TestKey, tuple[str, str, int]] = {}  # `k > 1` -> ("k", ">", 1)
@@ -205,7 +206,13 @@ class Interpreter(Compound, Effects):
             # which the `with torch.no_grad():` blocks around this code decide
             known = _grad_mode_test(stmt.test, self._grad_off == 0)
         if known is not None:  # `if do_zero_grad:` with do_zero_grad=False at this call
-            return self._block(syntax.body_of(stmt) if known else syntax.orelse_of(stmt), state)
+            branch = syntax.body_of(stmt) if known else syntax.orelse_of(stmt)
+            first_only = self._first_only_branch(stmt.test, known)
+            self._first_only += first_only
+            try:
+                return self._block(branch, state)
+            finally:
+                self._first_only -= first_only
         _, key, value = self._canonical(test, value)
         parts = self._reduced(test)[0]
         modulo = syntax.has_modulo(stmt.test) or not self.index.counter_flags().isdisjoint(key[1]) \
@@ -239,12 +246,19 @@ class Interpreter(Compound, Effects):
                      if type(node) is ast.Assign for t in node.targets for n in syntax.stored_names(t)}
         return not names.isdisjoint(restarted)
 
-    def _decided(self, test: ast.AST) -> bool | None:
-        """The truth of a test made only of parameters the call set to literals, else None.
-
-        """
+    def _first_only_branch(self, test: ast.AST, taken: bool) -> bool:
+        """Whether the branch ``taken`` of ``test`` runs on a loop's first iteration alone."""
         for counter, first in self._counters.items():
-            answer = _first_test(test, counter, first)
+            later = syntax.first_iteration_test(test, counter, False)
+            if first and later is not None and later != taken:
+                return True
+        return False
+
+    def _decided(self, test: ast.AST) -> bool | None:
+        """The truth of a test made only of parameters the call set to literals (or of one on
+        a loop counter, `if i == 0:`), else None."""
+        for counter, first in self._counters.items():
+            answer = syntax.first_iteration_test(test, counter, first)
             if answer is not None:
                 return answer
         constants = self._constants[-1]
@@ -411,7 +425,7 @@ class Interpreter(Compound, Effects):
             counter = target.id
         else:
             return None
-        tested = any(_first_test(n.test, counter) is not None for s in body for n in syntax.walk(s)
+        tested = any(syntax.first_iteration_test(n.test, counter) is not None for s in body for n in syntax.walk(s)
                      if type(n) is ast.If)
         return counter if tested else None
 
@@ -474,29 +488,6 @@ class Interpreter(Compound, Effects):
         """Whether ``node`` holds any call or statement that could be a gradient event."""
         return self.index.contains_events(node)
 
-
-def _first_test(test: ast.AST, counter: str, first: bool | None = None):
-    """``i == 0`` (also ``i != 0``, ``i > 0``, ``not i``) on a loop counter: its truth on the
-    first iteration (``first``) or on the later ones; None for any other test. Without
-    ``first``, whether ``test`` is such a test at all (True) or not (None)."""
-    negated = False
-    while syntax.is_not(test):
-        test, negated = test.operand, not negated
-    if type(test) is ast.Name and test.id == counter:
-        zero_is = False  # `if i:` is false on the first iteration
-    elif type(test) is ast.Compare and len(test.ops) == 1 and type(test.left) is ast.Name \
-            and test.left.id == counter and syntax.constant(test.comparators[0]) == 0 \
-            and type(test.comparators[0]) is ast.Constant and type(test.ops[0]) in _ZERO_TESTS:
-        zero_is = _ZERO_TESTS[type(test.ops[0])]
-    else:
-        return None
-    if first is None:
-        return True
-    value = zero_is if first else not zero_is
-    return value != negated
-
-
-_ZERO_TESTS = {ast.Eq: True, ast.NotEq: False, ast.Gt: False, ast.LtE: True}
 
 
 def _grad_mode_test(test: ast.AST, recording: bool) -> bool | None:

@@ -82,7 +82,7 @@ class ModuleIndex:
         self.backward_calls: list[ast.Call] = []
         events: list[ast.AST] = []
         local_calls: list[tuple[str, ast.Call]] = []
-        self.referenced: set[str] = set()  # every name read and attribute used in the file
+        self.referenced: set[str] = set()  # names read, and attributes read on `self`/`cls`
         self.passed_along: set[str] = set()  # names handed to a call as an argument
         self.zeroed: set[str] = set()  # receivers of a `zero_grad()` call somewhere here
         self.annotated: set[str] = set()  # parameters annotated as optimizers
@@ -106,7 +106,10 @@ class ModuleIndex:
             if kind is ast.Name:
                 referenced.add(node.id)
             elif kind is ast.Attribute:
-                referenced.add(node.attr)
+                # `self.update` may refer to a method of this file; `self.optimizer.step` or
+                # `opt.step` never refers to a method named `step` that the file defines
+                if type(node.value) is ast.Name and node.value.id in ("self", "cls"):
+                    referenced.add(node.attr)
             elif kind is ast.Call:
                 self._index_call(node, events, local_calls)
             elif kind is ast.If:
@@ -175,6 +178,9 @@ class ModuleIndex:
                 arg = arg.value
             if type(arg) is ast.Name:
                 self.passed_along.add(arg.id)  # Engine(update): a callback
+            elif type(arg) is ast.Attribute and type(arg.value) is ast.Name and \
+                    arg.value.id in ("self", "cls"):
+                self.passed_along.add(arg.attr)  # Engine(self.update)
 
     def _mark(self, events: list[ast.AST], local_calls: list[tuple[str, ast.Call]]) -> None:
         """Mark every node that contains a gradient event, directly or through a call to a

@@ -359,3 +359,27 @@ def bounds_agree(bounds: list[tuple[str, int, bool]]) -> bool:
     points = {n + d for _, n, _ in bounds for d in (-1, 0, 1)} | {-(10 ** 9), 10 ** 9}
     check = {"==": lambda x, n: x == n, ">": lambda x, n: x > n, "<": lambda x, n: x < n}
     return any(all(check[op](x, n) == holds for op, n, holds in bounds) for x in points)
+
+
+def first_iteration_test(test: ast.AST, counter: str, first: bool | None = None):
+    """``i == 0`` (also ``i != 0``, ``i > 0``, ``not i``) on a loop counter: its truth on the
+    first iteration (``first``) or on the later ones; None for any other test. Without
+    ``first``, whether ``test`` is such a test at all (True) or not (None)."""
+    negated = False
+    while is_not(test):
+        test, negated = test.operand, not negated
+    if type(test) is ast.Name and test.id == counter:
+        zero_is = False  # `if i:` is false on the first iteration
+    elif type(test) is ast.Compare and len(test.ops) == 1 and type(test.left) is ast.Name \
+            and test.left.id == counter and constant(test.comparators[0]) == 0 \
+            and type(test.comparators[0]) is ast.Constant and type(test.ops[0]) in _ZERO_TESTS:
+        zero_is = _ZERO_TESTS[type(test.ops[0])]
+    else:
+        return None
+    if first is None:
+        return True
+    value = zero_is if first else not zero_is
+    return value != negated
+
+
+_ZERO_TESTS = {ast.Eq: True, ast.NotEq: False, ast.Gt: False, ast.LtE: True}

@@ -1,149 +1,231 @@
-"""Do the ranks of a DDP job step on the same gradients? One number per step says, cheaply.
+"""Do the ranks of a DDP job step on the same gradients? A few numbers per step say, at that step.
 
 After DDP's all-reduce every rank holds the very same averaged gradient, bit for bit. Gradient
 hooks lost when the wrapped model's parameters are replaced, a model called around its DDP
 wrapper, a rank that skips synchronisation: each leaves the ranks stepping on gradients of
 their own data, and training goes on with the ranks' models drifting apart, silently.
 
-Before each ``step()`` of an optimizer over a DDP model's parameters, each rank records a digest
-of those gradients: their squared norm summed over the optimizer's synchronised parameters, one
-scalar per step, kept on the gradients' device (no copy, no synchronisation). The digests travel
-to rank 0 with the findings at exit (``exchange``), never through a collective during training:
-a collective the guard added could hang a job whose ranks already disagree. Rank 0 compares them
-step by step within each DDP group and reports the first step where they differ.
+Before each ``step()`` of an optimizer over a DDP model's parameters, each rank digests those
+gradients: one number per parameter group, their squared norm summed in float64. The digests
+of all ranks meet in one small all-reduce of their maxima and minima (``channel``), and where a
+group's maximum and minimum differ, the ranks stepped on different gradients: the finding names
+the group, the step and its line, before the optimizer applies them (so ``--action raise`` stops
+there). Steps whose last forward pass through the wrapper ran under ``no_sync()`` are not
+compared (the accumulation is local on purpose), but still take part in the all-reduce, so that
+every rank makes the same calls in the same order.
 
 Left out: DDP models with a communication hook (local SGD, say, keeps ranks apart on purpose),
-parameters DDP was told to ignore, and steps beyond the first ``STEPS_KEPT``.
+parameters DDP was told to ignore; after a rank skipped a step (the ranks' steps no longer line
+up) or stopped answering, no further step is compared, and the report says so.
 
->>> Consistency().record(None) is None  # no DDP model built: nothing to do
-True
+>>> Consistency().record(None)  # no DDP model built: nothing to do
+[]
 """
 from __future__ import annotations
 
+import math
 import sys
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from gradcheck.runtime import distributed
+from gradcheck.runtime.channel import Channel
 from gradcheck.runtime.findings import GuardFinding, user_location
 from gradcheck.runtime.messages import message
 
-STEPS_KEPT = 10_000
-RELATIVE_TOLERANCE = 1e-5  # identical gradients give identical digests; this absorbs nothing else
+GROUPS = 16  # digest slots per step; later parameter groups share the last one
+HEADER = 3  # optimizer ordinal, step number, whether every rank's gradients were synchronised
+RELATIVE_TOLERANCE = 1e-5  # identical gradients give identical digests; this absorbs
+# nothing but a different reduction order (another thread count on another rank)
+FINAL_WAIT = 2.0  # seconds the end of the run waits for the last steps' results
 
 
 @dataclass
-class Digests:
-    """One optimizer's per-step digests on one rank, and the DDP group they must agree in."""
+class Step:
+    """What this rank remembers of a step whose digests are in flight."""
 
-    optimizer: str
-    where: str  # the line of its first digested step()
-    group: tuple[int, ...]
-    values: list[Any] = field(default_factory=list)  # 0-d tensors until sent, then floats
+    state: Any  # the optimizer's GuardState
+    number: int
+    location: str
+    groups: int
+
+
+@dataclass
+class Layout:
+    """Which of an optimizer's parameters DDP averages, by parameter group, and their models."""
+
+    slots: list[int]
+    group_of: list[int]  # the digest slot of each of ``slots``
+    models: list[Any]  # the DDP models that hold them (weak references)
+    groups: int
 
 
 class Consistency:
-    """The DDP models of this process and each optimizer's gradient digests."""
+    """The DDP models of this process, their channels to the other ranks, and the verdicts."""
 
     def __init__(self) -> None:
         self.models: weakref.WeakSet = weakref.WeakSet()
-        self.digests: dict[int, Digests] = {}  # id(GuardState) -> its digests
-        self.synced: dict[int, tuple[int, list[int]]] = {}  # id(state) -> (steps, slots)
+        self.channels: dict[tuple[int, ...], Channel] = {}
+        self.synced_forward: dict[int, bool] = {}  # id(DDP model) -> its last forward synced
+        self.layouts: dict[int, tuple[int, Layout]] = {}  # id(state) -> (steps, layout)
+        self.compared: dict[tuple[int, ...], int] = {}  # steps whose digests every rank shared
+        self.notes: list[str] = []
+        self.handles: list[Any] = []  # the forward hooks on the DDP models
 
     def add_model(self, ddp: Any) -> None:
-        """A ``DistributedDataParallel`` was built (the session hooks its ``__init__``)."""
+        """A ``DistributedDataParallel`` was built (the session hooks its ``__init__``).
+
+        Every rank of its group builds it at this point, so they open their channel here.
+        """
         self.models.add(ddp)
-
-    def record(self, state: Any) -> None:
-        """Before ``state``'s optimizer steps: digest the gradients DDP should have averaged."""
-        if not self.models:
+        self.synced_forward[id(ddp)] = True
+        self.handles.append(ddp.register_forward_pre_hook(self._forward_seen))
+        ranks = tuple(sys.modules["torch.distributed"].get_process_group_ranks(ddp.process_group))
+        if ranks in self.channels:
             return
-        steps, slots = self.synced.get(id(state), (-1, []))
+        try:
+            channel = Channel.open(ranks, distributed.rank())
+        except (RuntimeError, ValueError) as exc:  # gloo could not connect: say so, train on
+            self.notes.append(f"gradcheck: DDP gradients of ranks {_names(ranks)} were not "
+                              f"compared: the guard's gloo group could not be built "
+                              f"({str(exc).splitlines()[0][:120]})")
+            return
+        if channel is not None:
+            self.channels[ranks] = channel
+
+    def _forward_seen(self, ddp: Any, args: Any) -> None:
+        grad_enabled = sys.modules["torch"].is_grad_enabled()
+        self.synced_forward[id(ddp)] = bool(grad_enabled and ddp.require_backward_grad_sync)
+
+    def record(self, state: Any) -> list[GuardFinding]:
+        """Before ``state``'s optimizer steps: share its digests; the findings that arrived."""
+        if not self.channels:
+            return []
+        layout = self._layout(state)
+        if layout is None:
+            return []
+        channel = self._channel(layout)
+        if channel is None or not channel.is_open:
+            return []
+        step = Step(state, state.steps + 1, user_location(), layout.groups)
+        values = self._values(state, layout, step.number)
+        return self._judge(channel, channel.send(values, step))
+
+    def finish(self) -> list[GuardFinding]:
+        """At the end of the run: the last results, and a note for each channel that closed."""
+        findings = []
+        for handle in self.handles:
+            handle.remove()
+        self.handles.clear()
+        for ranks, channel in self.channels.items():
+            if channel.is_open:
+                findings += self._judge(channel, channel.receive(wait=FINAL_WAIT))
+            if channel.is_open and channel.pending:
+                channel.close(f"the results of its last {len(channel.pending)} step(s) did not "
+                              "arrive before the run ended")
+            elif channel.is_open:
+                channel.close("")
+                continue
+            self.notes.append(f"gradcheck: DDP gradients of ranks {_names(ranks)} were "
+                              f"compared at {self.compared.get(ranks, 0)} step(s), then no "
+                              f"more: {channel.closed_because}")
+        self.channels.clear()
+        return findings
+
+    # -- which parameters, and their digests ---------------------------------------------------
+
+    def _layout(self, state: Any) -> Layout | None:
+        steps, layout = self.layouts.get(id(state), (-1, None))
         if steps < 0 or state.steps in (1, 2, 4, 8, 16) or state.steps % 1024 == 0:
-            slots = self._synced_slots(state)  # the set can change when modules are replaced
-            self.synced[id(state)] = (state.steps, slots)
-        if not slots:
-            return
-        digests = self.digests.get(id(state))
-        if digests is None:
-            digests = Digests(f"{state.name}#{state.ordinal}", user_location(),
-                              self._group_of(state, slots))
-            self.digests[id(state)] = digests
-        if len(digests.values) < STEPS_KEPT:
-            digests.values.append(_squared_norm(state.ledger, slots))
+            layout = self._synced_layout(state)  # the set can change when modules are replaced
+            self.layouts[id(state)] = (state.steps, layout)
+        return layout if layout is not None and layout.slots else None
 
-    def _synced_slots(self, state: Any) -> list[int]:
-        ids: dict[int, Any] = {}
+    def _synced_layout(self, state: Any) -> Layout:
+        owner: dict[int, Any] = {}
         for ddp in list(self.models):
             if getattr(ddp, "_comm_hooks", None):
                 continue
             ignored = getattr(ddp, "parameters_to_ignore", set())
             for name, param in ddp.module.named_parameters():
                 if param.requires_grad and name not in ignored:
-                    ids[id(param)] = ddp
+                    owner[id(param)] = ddp
         ledger = state.ledger
-        return [s for s in state.slots if (p := ledger.params[s]()) is not None and id(p) in ids]
+        slot_of = {id(p): s for s in state.slots if (p := ledger.params[s]()) is not None}
+        slots, group_of, models, seen = [], [], [], set()
+        param_groups = state.optimizer.param_groups
+        for index, group in enumerate(param_groups):
+            for param in group["params"]:
+                ddp = owner.get(id(param))
+                if ddp is None or id(param) in seen or id(param) not in slot_of:
+                    continue
+                seen.add(id(param))
+                slots.append(slot_of[id(param)])
+                group_of.append(min(index, GROUPS - 1))
+                if not any(m() is ddp for m in models):
+                    models.append(weakref.ref(ddp))
+        return Layout(slots, group_of, models, min(len(param_groups), GROUPS))
 
-    def _group_of(self, state: Any, slots: list[int]) -> tuple[int, ...]:
-        dist = sys.modules["torch.distributed"]
-        param = state.ledger.params[slots[0]]()
-        for ddp in list(self.models):
-            if any(p is param for p in ddp.module.parameters()):
-                return tuple(dist.get_process_group_ranks(ddp.process_group))
-        return tuple(range(dist.get_world_size()))
+    def _channel(self, layout: Layout) -> Channel | None:
+        ddp = layout.models[0]()
+        if ddp is None:
+            return None
+        ranks = tuple(sys.modules["torch.distributed"].get_process_group_ranks(ddp.process_group))
+        return self.channels.get(ranks)
 
-    def parcel(self) -> list[Digests]:
-        """This rank's digests, as plain floats, to send to rank 0."""
-        sent = []
-        for digests in self.digests.values():
-            values = [float(v) for v in digests.values]
-            sent.append(Digests(digests.optimizer, digests.where, digests.group, values))
-        return sent
+    def _values(self, state: Any, layout: Layout, number: int) -> Any:
+        torch = sys.modules["torch"]
+        synced = all(self.synced_forward.get(id(m()), True) for m in layout.models)
+        values = torch.zeros(HEADER + GROUPS, dtype=torch.float64)
+        values[0], values[1], values[2] = state.ordinal, number, float(synced)
+        ledger, grads, where = state.ledger, [], []
+        for slot, group in zip(layout.slots, layout.group_of):
+            param = ledger.params[slot]()
+            if param is not None and param.grad is not None:
+                grads.append(param.grad)
+                where.append(HEADER + group)
+        if grads:
+            norms = torch._foreach_norm(grads)
+            squares = torch.stack([n.to("cpu", torch.float64) for n in norms]).square()
+            values.index_add_(0, torch.tensor(where), squares)
+        return values.nan_to_num(nan=math.inf)  # NaN on every rank is no disagreement
+
+    # -- verdicts --------------------------------------------------------------------------------
+
+    def _judge(self, channel: Channel, arrived: list) -> list[GuardFinding]:
+        findings = []
+        for step, maxima, minima in arrived:
+            if maxima[0] != minima[0] or maxima[1] != minima[1]:
+                channel.close(f"at step {step.number} of {step.state.name} the ranks were at "
+                              "different steps (a rank skipped a step() the others took)")
+                break
+            self.compared[channel.ranks] = self.compared.get(channel.ranks, 0) + 1
+            if minima[2] < 1:  # a rank's last forward ran under no_sync(): local on purpose
+                continue
+            differing = [g for g in range(step.groups)
+                         if _differ(float(minima[HEADER + g]), float(maxima[HEADER + g]))]
+            if differing:
+                findings.append(self._finding(channel, step, differing, maxima, minima))
+        return findings
+
+    def _finding(self, channel: Channel, step: Step, differing: list[int], maxima: Any,
+                 minima: Any) -> GuardFinding:
+        first = HEADER + differing[0]
+        groups = ", ".join(str(g) for g in differing)
+        if differing[-1] == GROUPS - 1:
+            groups += " (and any later)"
+        text = message("unsynced_gradients", name=step.state.name, step=step.number,
+                       ranks=_names(channel.ranks), plural="s" if len(differing) > 1 else "",
+                       groups=groups, low=float(minima[first]), high=float(maxima[first]))
+        return GuardFinding("unsynced_gradients", step.state.name, "step()", step.location, text)
 
 
-def compare(by_rank: dict[int, list[Digests]]) -> list[tuple[GuardFinding, int]]:
-    """Rank 0's verdict: a finding per optimizer whose ranks stepped on different gradients,
-    with how many steps differed."""
-    findings = []
-    optimizers = {d.optimizer for digests in by_rank.values() for d in digests}
-    for optimizer in sorted(optimizers):
-        series = {rank: d for rank, digests in by_rank.items() for d in digests
-                  if d.optimizer == optimizer}
-        for group in sorted({d.group for d in series.values()}):
-            members = {r: series[r] for r in group if r in series}
-            finding = _compare_group(optimizer, members)
-            if finding is not None:
-                findings.append(finding)
-    return findings
+def _differ(low: float, high: float) -> bool:
+    if low == high:
+        return False
+    return not high - low <= RELATIVE_TOLERANCE * max(abs(low), abs(high))
 
 
-def _compare_group(optimizer: str, members: dict[int, Digests]) -> tuple[GuardFinding, int] | None:
-    if len(members) < 2:
-        return None
-    steps = min(len(d.values) for d in members.values())
-    differing = [step for step in range(steps) if _differ([d.values[step]
-                                                           for d in members.values()])]
-    if not differing:
-        return None
-    first = min(members)
-    name = optimizer.rpartition("#")[0]
-    ranks = ", ".join(str(r) for r in sorted(members))
-    text = message("unsynced_gradients", name=name, ranks=ranks, differing=len(differing),
-                   steps=steps, first=differing[0] + 1)
-    finding = GuardFinding("unsynced_gradients", name, "step()", members[first].where, text)
-    return finding, len(differing)
-
-
-def _differ(values: list[float]) -> bool:
-    low, high = min(values), max(values)
-    return high - low > RELATIVE_TOLERANCE * max(abs(low), abs(high), 1e-30)
-
-
-def _squared_norm(ledger: Any, slots: list[int]) -> Any:
-    import torch  # only reached in a DDP job
-
-    grads = [g for s in slots if (p := ledger.params[s]()) is not None and (g := p.grad) is not None]
-    if not grads:
-        return torch.zeros(())
-    norms = torch._foreach_norm(grads)
-    return torch.stack([n.to(norms[0].device) for n in norms]).double().square().sum()
+def _names(ranks: tuple[int, ...]) -> str:
+    return ", ".join(str(r) for r in ranks)

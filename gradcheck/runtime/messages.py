@@ -74,13 +74,13 @@ MESSAGES = {
         "copy them (global_param.grad = local_param.grad.clone())."
     ),
     "unsynced_gradients": (
-        "the gradients {name}.step() applied differed between ranks {ranks} at {differing} of "
-        "{steps} steps (first at step {first}), although DDP should have averaged them: the "
-        "ranks' models drift apart. DDP's gradient hooks do not cover these parameters (the "
-        "wrapped model's parameters replaced or moved after wrapping), or some forward pass "
-        "bypassed the DDP wrapper (model.module(x)), or a rank skipped synchronisation outside "
-        "no_sync(). Wrap the final model once, call it through the wrapper, and build the "
-        "optimizer over the wrapper's parameters."
+        "the gradients {name}.step() was about to apply at step {step} differed between ranks "
+        "{ranks} (parameter group{plural} {groups}: squared norms from {low:.6g} to {high:.6g}), "
+        "although DDP should have averaged them: the ranks' models drift apart. DDP's gradient "
+        "hooks do not cover these parameters (the wrapped model's parameters replaced or moved "
+        "after wrapping), or a forward pass bypassed the DDP wrapper (model.module(x)), or a "
+        "rank skipped synchronisation outside no_sync(). Wrap the final model once, call it "
+        "through the wrapper, and build the optimizer over the wrapper's parameters."
     ),
     "unscaled_clipping": (
         "{function}() ran on gradients the GradScaler still holds multiplied by its scale "

@@ -22,10 +22,11 @@ import atexit
 import os
 import sys
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, TextIO
 
 from gradcheck.runtime import autostart, distributed, exchange
-from gradcheck.runtime.consistency import Consistency, compare
+from gradcheck.runtime.consistency import Consistency
 from gradcheck.runtime.findings import GuardFinding, Tally, user_location, warn_at
 from gradcheck.runtime.guard import (
     ACTIONS,
@@ -40,6 +41,11 @@ from gradcheck.runtime.patches import PATCHES, patch_module_zero_grad
 from gradcheck.runtime.scaling import ScaledClipping
 
 _active: GuardSession | None = None
+
+
+def _notes(parcels: list[exchange.Parcel]) -> list[str]:
+    """The ranks' notes (on what was not compared), each once."""
+    return list(dict.fromkeys(note for p in parcels for note in p.extra.get("notes", [])))
 
 
 def parse_accumulation_steps(text: str) -> tuple[int | None, dict[str, int]]:
@@ -121,7 +127,7 @@ class GuardSession:
                                sink=self._record, ledger=self.ledger)
             state.k_fallback = frameworks.accelerate_accumulation_steps
             state.ordinal = len(self.states)
-            state.before_judging = self.consistency.record
+            state.before_judging = self._compare_ranks
             self.states[id(optimizer)] = state
         if accumulation_steps is not None:
             state.k = accumulation_steps
@@ -178,12 +184,14 @@ class GuardSession:
         self.ledger.remove()
         for undo in reversed(self._undo):
             undo()
+        for finding in self.consistency.finish():  # too late to raise: the run is over
+            self.tally.add(replace(finding, rank=rank))
         parcel = exchange.Parcel(rank, self.tally, self.failed,
-                                 extra={"digests": self.consistency.parcel(),
+                                 extra={"notes": self.consistency.notes,
                                         "summary": self.summary()})
         outcome = exchange.exchange(parcel, self.exit_timeout)
-        if outcome.tally is not None and rank == 0:
-            self._judge_ranks(outcome, parcel)
+        if outcome.tally is not None:
+            outcome.notes[:0] = _notes([parcel, *outcome.parcels])
         report = "\n".join(filter(None, [
             *outcome.notes, outcome.tally.render() if outcome.tally is not None else ""]))
         if report:
@@ -203,11 +211,10 @@ class GuardSession:
         return {"guarded": stepped + by_hand, "stepped": stepped, "by_hand": by_hand,
                 "passes": self.ledger.backward_passes}
 
-    def _judge_ranks(self, outcome: exchange.Outcome, own: exchange.Parcel) -> None:
-        by_rank = {p.rank: p.extra.get("digests", []) for p in [own, *outcome.parcels]
-                   if not p.failed and p.rank is not None}
-        for finding, steps in compare(by_rank):
-            outcome.tally.add(finding, count=steps)
+    def _compare_ranks(self, state: GuardState) -> None:
+        """Before a step: the DDP ranks' gradients compared (each rank reaches the same verdict)."""
+        for finding in self.consistency.record(state):
+            self._record(finding)
 
     def _record(self, finding: GuardFinding) -> None:
         finding = GuardFinding(finding.kind, finding.optimizer, finding.call, finding.location,

@@ -79,22 +79,20 @@ class Channel:
         """All-reduce one step's ``values`` (a float64 CPU tensor); return what has arrived.
 
         Each result is ``(context, maxima, minima)``, oldest first. Waits up to ``WAIT`` for this
-        step's own result when nothing else is pending.
+        step's own result when nothing earlier is pending. Judge what ``receive`` returns first:
+        a result can close the channel, and then nothing more may be sent.
         """
         if not self.is_open:
             return []
-        arrived = self.receive(wait=0.0)
-        if not self.is_open:
-            return arrived
         if len(self.pending) >= MOST_PENDING:
             self.close(f"the other ranks stopped answering after {MOST_PENDING} steps (a rank "
                        "that stopped stepping, e.g. uneven inputs under Join)")
-            return arrived
+            return []
         quiet = not self.pending
         both = _dist().ReduceOp.MAX
         reduced = _torch().cat([values, -values])
         self.pending.append(Pending(self.group.allreduce([reduced], both), reduced, context))
-        return arrived + self.receive(wait=WAIT if quiet else 0.0)
+        return self.receive(wait=WAIT if quiet else 0.0)
 
     def receive(self, wait: float) -> list[tuple[Any, Any, Any]]:
         """The results that have arrived, in order; the first may be waited for ``wait`` s."""
@@ -124,14 +122,18 @@ class Channel:
             return False
 
     def close(self, because: str) -> None:
-        """Stop comparing; keep ``because`` for the report. Never waits for other ranks.
-
-        Destroying a gloo group waits for its pending work, which waits for ranks that may never
-        come (up to ``OPERATION_TIMEOUT``); such a group is kept alive to the end of the process.
-        """
+        """Stop comparing, and keep ``because`` for the report; the group stays up until the end
+        (the other ranks may still be reading the last result through it)."""
         if not self.closed_because:
             self.closed_because = because
-        if self.pending:
+
+    def release(self) -> None:
+        """At the end of the run: let the group go. Never waits for other ranks.
+
+        Destroying a gloo group waits for its pending work, which waits for ranks that may never
+        come (up to ``OPERATION_TIMEOUT``): such a group is kept alive to the end of the process.
+        """
+        if self.group is not None and any(not p.work.is_completed() for p in self.pending):
             ctypes.pythonapi.Py_IncRef(ctypes.py_object(self.group))  # never destroyed
             _kept.append(self.group)
         self.pending.clear()

@@ -35,7 +35,7 @@ from gradcheck.runtime.findings import GuardFinding, user_location
 from gradcheck.runtime.messages import message
 
 GROUPS = 16  # digest slots per step; later parameter groups share the last one
-HEADER = 3  # optimizer ordinal, step number, whether every rank's gradients were synchronised
+HEADER = 3  # optimizer ordinal, forward passes through the wrapper, whether they synchronised
 RELATIVE_TOLERANCE = 1e-5  # identical gradients give identical digests; this absorbs
 # nothing but a different reduction order (another thread count on another rank)
 FINAL_WAIT = 2.0  # seconds the end of the run waits for the last steps' results
@@ -67,7 +67,8 @@ class Consistency:
     def __init__(self) -> None:
         self.models: weakref.WeakSet = weakref.WeakSet()
         self.channels: dict[tuple[int, ...], Channel] = {}
-        self.synced_forward: dict[int, bool] = {}  # id(DDP model) -> its last forward synced
+        # id(DDP model) -> (its forward passes with grad enabled, whether the last synchronised)
+        self.forwards: dict[int, tuple[int, bool]] = {}
         self.layouts: dict[int, tuple[int, Layout]] = {}  # id(state) -> (steps, layout)
         self.compared: dict[tuple[int, ...], int] = {}  # steps whose digests every rank shared
         self.notes: list[str] = []
@@ -79,7 +80,7 @@ class Consistency:
         Every rank of its group builds it at this point, so they open their channel here.
         """
         self.models.add(ddp)
-        self.synced_forward[id(ddp)] = True
+        self.forwards[id(ddp)] = (0, True)
         self.handles.append(ddp.register_forward_pre_hook(self._forward_seen))
         ranks = tuple(sys.modules["torch.distributed"].get_process_group_ranks(ddp.process_group))
         if ranks in self.channels:
@@ -95,8 +96,11 @@ class Consistency:
             self.channels[ranks] = channel
 
     def _forward_seen(self, ddp: Any, args: Any) -> None:
-        grad_enabled = sys.modules["torch"].is_grad_enabled()
-        self.synced_forward[id(ddp)] = bool(grad_enabled and ddp.require_backward_grad_sync)
+        # NOTE: a forward without grad (an evaluation on rank 0 alone) is neither counted nor
+        # a synchronisation: the count tells the ranks' training steps apart
+        if sys.modules["torch"].is_grad_enabled():
+            count, _ = self.forwards.get(id(ddp), (0, True))
+            self.forwards[id(ddp)] = (count + 1, bool(ddp.require_backward_grad_sync))
 
     def record(self, state: Any) -> list[GuardFinding]:
         """Before ``state``'s optimizer steps: share its digests; the findings that arrived."""
@@ -108,9 +112,11 @@ class Consistency:
         channel = self._channel(layout)
         if channel is None or not channel.is_open:
             return []
+        findings = self._judge(channel, channel.receive(wait=0.0))  # earlier steps, late
+        if not channel.is_open:
+            return findings
         step = Step(state, state.steps + 1, user_location(), layout.groups)
-        values = self._values(state, layout, step.number)
-        return self._judge(channel, channel.send(values, step))
+        return findings + self._judge(channel, channel.send(self._values(state, layout), step))
 
     def finish(self) -> list[GuardFinding]:
         """At the end of the run: the last results, and a note for each channel that closed."""
@@ -124,12 +130,11 @@ class Consistency:
             if channel.is_open and channel.pending:
                 channel.close(f"the results of its last {len(channel.pending)} step(s) did not "
                               "arrive before the run ended")
-            elif channel.is_open:
-                channel.close("")
-                continue
-            self.notes.append(f"gradcheck: DDP gradients of ranks {_names(ranks)} were "
-                              f"compared at {self.compared.get(ranks, 0)} step(s), then no "
-                              f"more: {channel.closed_because}")
+            channel.release()
+            if channel.closed_because:
+                self.notes.append(f"gradcheck: DDP gradients of ranks {_names(ranks)} were "
+                                  f"compared at {self.compared.get(ranks, 0)} step(s), then no "
+                                  f"more: {channel.closed_because}")
         self.channels.clear()
         return findings
 
@@ -174,11 +179,12 @@ class Consistency:
         ranks = tuple(sys.modules["torch.distributed"].get_process_group_ranks(ddp.process_group))
         return self.channels.get(ranks)
 
-    def _values(self, state: Any, layout: Layout, number: int) -> Any:
+    def _values(self, state: Any, layout: Layout) -> Any:
         torch = sys.modules["torch"]
-        synced = all(self.synced_forward.get(id(m()), True) for m in layout.models)
+        forwards = [self.forwards.get(id(m()), (0, True)) for m in layout.models]
         values = torch.zeros(HEADER + GROUPS, dtype=torch.float64)
-        values[0], values[1], values[2] = state.ordinal, number, float(synced)
+        values[0], values[1] = state.ordinal, forwards[0][0]
+        values[2] = float(all(synced for _, synced in forwards))
         ledger, grads, where = state.ledger, [], []
         for slot, group in zip(layout.slots, layout.group_of):
             param = ledger.params[slot]()
@@ -198,7 +204,8 @@ class Consistency:
         for step, maxima, minima in arrived:
             if maxima[0] != minima[0] or maxima[1] != minima[1]:
                 channel.close(f"at step {step.number} of {step.state.name} the ranks were at "
-                              "different steps (a rank skipped a step() the others took)")
+                              "different iterations (a rank skipped a step() the others took, "
+                              "or stepped an optimizer they did not)")
                 break
             self.compared[channel.ranks] = self.compared.get(channel.ranks, 0) + 1
             if minima[2] < 1:  # a rank's last forward ran under no_sync(): local on purpose
@@ -224,7 +231,9 @@ class Consistency:
 def _differ(low: float, high: float) -> bool:
     if low == high:
         return False
-    return not high - low <= RELATIVE_TOLERANCE * max(abs(low), abs(high))
+    if math.isinf(high):  # finite on one rank, overflowed on another
+        return True
+    return high - low > RELATIVE_TOLERANCE * max(abs(low), abs(high))
 
 
 def _names(ranks: tuple[int, ...]) -> str:

@@ -115,3 +115,38 @@ def test_check_training_step_in_every_rank():
     assert found[0, True][0] == []
     assert found[1, True][0] == ["discarded_accumulation"]
     assert found[0, False][1] == found[1, False][1] == 2  # replayed on the ranks' mean
+
+
+
+SYNC_SCRIPT = ROOT / "fixtures" / "runtime" / "ddp" / "train_ddp_sync.py"
+
+
+def _run_sync(options, phases):
+    """``gradcheck run OPTIONS train_ddp_sync.py --bug PHASES``: two gloo ranks, 4 steps."""
+    return subprocess.run(
+        [sys.executable, "-m", "gradcheck", "run", *options, str(SYNC_SCRIPT), "--bug", phases,
+         "--steps", "4"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_action_raise_stops_every_rank_at_the_first_unsynchronised_step():
+    run = _run_sync(["--action", "raise"], "replaced-layer")
+    assert run.returncode != 0
+    lines = SYNC_SCRIPT.read_text(encoding="utf-8").splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if "unsynced_gradients replaced-layer" in text)
+    raised = re.findall(r"GradGuardError: (\S+): step\(\): the gradients SGD \(\S+\)\.step\(\) was "
+                        r"about to apply at step (\d+) differed between ranks 0, 1", run.stderr)
+    # NOTE: spawn's children end without exit handlers, so the raise is what each rank says
+    assert raised == [("fixtures/runtime/ddp/train_ddp_sync.py:%d" % line, "1")], run.stderr
+
+
+def test_a_rank_that_skips_a_step_hangs_nobody_and_the_report_says_what_was_not_compared():
+    """Rank 1 skips its second step(): the ranks' all-reduces no longer pair step with step, so
+    comparing stops there (no verdict on steps that are not each other's), and the run ends."""
+    run = _run_sync([], "skip-step")
+    assert run.returncode == 0, run.stderr
+    assert "unsynced_gradients" not in run.stderr
+    note = ("gradcheck: DDP gradients of ranks 0, 1 were compared at 1 step(s), then no more: at "
+            "step 2 of SGD (fixtures/runtime/ddp/train_ddp_sync.py:")
+    assert run.stderr.count(note) == 1, run.stderr  # one note for the job, from rank 0
+    assert "the ranks were at different iterations (a rank skipped a step()" in run.stderr

@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-MODULES = ["adapter", "autostart", "consistency", "counters", "devices", "distributed", "exchange",
+MODULES = ["adapter", "autostart", "channel", "consistency", "counters", "devices", "distributed", "exchange",
            "findings", "guard", "imports", "launch", "ledger", "messages", "parity", "patches",
            "replay", "report", "scaling", "scenarios", "semantics", "session", "training_step"]
 

@@ -119,23 +119,27 @@ def test_plain_tensors_updated_by_hand_are_judged(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_ddp_ranks_that_stop_averaging_are_reported_at_their_step():
-    """Two gloo processes; the correct phase is silent, each broken one reported at its line."""
+def test_ddp_ranks_that_stop_averaging_are_reported_at_their_first_step():
+    """Two gloo processes; the correct phases (with and without no_sync() accumulation) are
+    silent, each broken one is reported at its line from the first step whose gradients differ,
+    while the run goes on."""
     dist = pytest.importorskip("torch.distributed")
     if not dist.is_available() or not dist.is_gloo_available():
         pytest.skip("torch.distributed with gloo is not available")
     script = ROOT / "fixtures" / "runtime" / "ddp" / "train_ddp_sync.py"
     run = subprocess.run(
         [sys.executable, "-m", "gradcheck", "run", str(script), "--bug",
-         "none,replaced-layer,bare-call", "--steps", "4"],
+         "none,accumulate,replaced-layer,bare-call", "--steps", "4"],
         cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
     )
     assert run.returncode == 1, run.stderr
-    rows = problem_lines(run.stderr)
-    assert len(rows) == 2, run.stderr
+    rows = [row for row in problem_lines(run.stderr) if ": unsynced_gradients in " in row]
+    assert len(rows) == 2 and "gradcheck: 2 problems found" in run.stderr, run.stderr
+    assert "compared at" not in run.stderr  # every step of every phase was compared
     where = "fixtures/runtime/ddp/train_ddp_sync.py"
-    for row, phase, times in zip(rows, ["replaced-layer", "bare-call"], [4, 2]):
+    # replaced-layer differs at each of its 4 steps, bare-call at its 2 bare ones, on each rank
+    for row, phase, times, first in zip(rows, ["replaced-layer", "bare-call"], [8, 4], [1, 2]):
         line = marked_line(script, f"unsynced_gradients {phase}")
         assert re.match(rf"  {where}:{line}: unsynced_gradients in SGD \({where}:\d+\) at step\(\)"
-                        rf", {times} times: ", row), run.stderr
-        assert f"differed between ranks 0, 1 at {times} of 4 steps" in row
+                        rf" on ranks 0, 1, {times} times: ", row), run.stderr
+        assert f"apply at step {first} differed between ranks 0, 1 (parameter group 0: " in row

@@ -1,13 +1,14 @@
 """The verdicts issue 19 added, each on a minimal loop (torch and the reference engine), and the
-pieces behind them: the DDP digest comparison, the accumulation-steps syntax."""
+pieces behind them: the DDP digests' verdicts, the accumulation-steps syntax."""
 from __future__ import annotations
 
+import math
 import warnings
 
 import pytest
 
 from gradcheck.runtime import GradGuardError, GradGuardWarning, guard
-from gradcheck.runtime.consistency import Digests, compare
+from gradcheck.runtime.consistency import GROUPS, Consistency, Step
 from gradcheck.runtime.session import parse_accumulation_steps
 
 
@@ -94,27 +95,62 @@ def test_accumulation_inferred_per_optimizer_keeps_an_actor_critic_silent(torch)
     assert g_actor.findings == g_critic.findings == []
 
 
-def _digests(rank, values, group=(0, 1)):
-    return [Digests("SGD (train.py:9)#0", "train.py:20", group, values)]
+class _Channel:
+    """The channel as the verdicts see it: its ranks, and whether it closed."""
+
+    ranks = (0, 1)
+    closed_because = ""
+
+    def close(self, because):
+        self.closed_because = because
+
+
+class _State:
+    name = "SGD (train.py:9)"
+
+
+def _arrived(number, low, high, ordinals=(0, 0), synced=1.0):
+    """One step's reduced digests: maxima and minima over the ranks, per parameter group."""
+    step = Step(_State(), number, "train.py:20", len(low))
+    pad = [0.0] * (GROUPS - len(low))
+    maxima = [ordinals[1], number, 1.0, *high, *pad]
+    minima = [ordinals[0], number, synced, *low, *pad]
+    return step, maxima, minima
 
 
 def test_ranks_whose_digests_agree_are_silent():
-    assert compare({0: _digests(0, [1.0, 2.0]), 1: _digests(1, [1.0, 2.0])}) == []
+    channel = _Channel()
+    assert Consistency()._judge(channel, [_arrived(1, [1.0, 2.0], [1.0, 2.0])]) == []
+    assert channel.closed_because == ""
 
 
-def test_ranks_whose_digests_differ_are_reported_at_the_first_step():
-    (finding, steps), = compare({0: _digests(0, [1.0, 2.0, 3.0]),
-                                 1: _digests(1, [1.0, 2.5, 3.5, 9.0])})
-    assert steps == 2
-    assert (finding.kind, finding.optimizer, finding.location) == (
-        "unsynced_gradients", "SGD (train.py:9)", "train.py:20")
-    assert "differed between ranks 0, 1 at 2 of 3 steps (first at step 2)" in finding.message
+def test_a_reduction_order_apart_is_agreement_and_inf_on_every_rank_too():
+    arrived = [_arrived(1, [1.0], [1.0 + 1e-9]), _arrived(2, [math.inf], [math.inf])]
+    assert Consistency()._judge(_Channel(), arrived) == []
 
 
-def test_digests_are_compared_within_each_ddp_group_only():
-    by_rank = {r: _digests(r, [float(r // 2)], group=(0, 1) if r < 2 else (2, 3))
-               for r in range(4)}
-    assert compare(by_rank) == []  # groups train different models: they may differ
+def test_ranks_whose_digests_differ_are_reported_with_the_group_step_and_line():
+    arrived = [_arrived(1, [1.0, 2.0], [1.0, 2.0]), _arrived(2, [1.0, 2.0], [1.0, 2.5]),
+               _arrived(3, [1.0, 7.0], [math.inf, 7.0])]
+    second, third = Consistency()._judge(_Channel(), arrived)
+    assert (second.kind, second.optimizer, second.call, second.location) == (
+        "unsynced_gradients", "SGD (train.py:9)", "step()", "train.py:20")
+    assert "apply at step 2 differed between ranks 0, 1 (parameter group 1: squared norms " \
+        "from 2 to 2.5)" in second.message
+    assert "at step 3 differed between ranks 0, 1 (parameter group 0: squared norms from 1 " \
+        "to inf)" in third.message
+
+
+def test_steps_after_a_forward_under_no_sync_are_not_compared():
+    assert Consistency()._judge(_Channel(), [_arrived(1, [1.0], [5.0], synced=0.0)]) == []
+
+
+def test_ranks_at_different_steps_close_the_channel_without_a_verdict():
+    channel = _Channel()
+    arrived = [_arrived(4, [1.0], [5.0], ordinals=(0, 1)), _arrived(5, [1.0], [5.0])]
+    assert Consistency()._judge(channel, arrived) == []
+    assert channel.closed_because.startswith("at step 4 of SGD (train.py:9) the ranks were at "
+                                             "different iterations")
 
 
 @pytest.mark.parametrize("text, parsed", [

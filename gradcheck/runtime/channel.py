@@ -7,10 +7,14 @@ key-value store (not registered with ``torch.distributed``: it takes no group na
 group, and ``destroy_process_group`` leaves it alone). The ranks build it while they build their
 first DDP model over that group, which they must all do together anyway.
 
-Every all-reduce is asynchronous. The guard waits for one only for ``WAIT`` seconds, and only
-while nothing earlier is still pending: a rank that skipped a step, or stopped stepping (uneven
-inputs under ``Join``), costs the others one such wait, after which the late results are picked
-up at later steps, or the channel closes once ``MOST_PENDING`` are outstanding. Every decision
+Every all-reduce is asynchronous: a step's result is read at a later step, when it has long
+arrived (the ranks met in DDP's all-reduce since). The first ``ALONE`` steps each get an
+all-reduce; later steps go ``BATCH`` at a time, since an all-reduce costs the same whatever its
+few numbers (its result then comes up to ``BATCH`` steps later). Only where the caller asks
+(``--action raise``, which must stop before the update) does each step go alone and wait for its
+own result, for ``WAIT`` seconds at most and only while nothing earlier is pending: a rank that skipped a step, or stopped stepping
+(uneven inputs under ``Join``), costs the others one such wait, after which the late results are
+picked up at later steps, or the channel closes once ``MOST_PENDING`` are outstanding. Every decision
 taken from a result (the verdict, closing on a misalignment) is the same on every rank, since
 every rank reads the same reduced numbers.
 
@@ -30,27 +34,31 @@ from typing import Any
 WAIT = 2.0  # seconds a step waits for the other ranks' digests before leaving them for later
 OPERATION_TIMEOUT = 120.0  # seconds gloo waits for a rank that never joins an all-reduce
 MOST_PENDING = 4  # all-reduces outstanding before the channel gives up on the ranks lining up
+ALONE = 16  # the first steps each get an all-reduce of their own (most bugs show from the start)
+BATCH = 8  # steps per all-reduce after those (each all-reduce costs the same, whatever its size)
 
 _opened: dict[tuple[int, ...], int] = {}  # channels this process opened per group: store prefixes
-_kept: list[Any] = []  # groups closed with work pending: never destroyed (see Channel.close)
+_kept: list[Any] = []  # groups let go at the end of a run: never destroyed (see release)
 
 
 @dataclass
 class Pending:
-    """An all-reduce in flight and what this rank knows about the step it stands for."""
+    """An all-reduce in flight and what this rank knows about the steps it carries."""
 
     work: Any
-    values: Any  # the tensor reduced in place: [maxima..., -minima...]
-    context: Any  # the caller's own record of the step
+    values: Any  # the tensor reduced in place: BATCH rows of [present, values...], then negated
+    contexts: list[Any]  # the caller's own record of each step, one per row sent
 
 
 class Channel:
-    """A gloo group over ``ranks`` that reduces each step's digests to their maxima and minima."""
+    """A gloo group over ``ranks`` that reduces steps' digests to their maxima and minima."""
 
     def __init__(self, group: Any, ranks: tuple[int, ...]) -> None:
         self.group = group
         self.ranks = ranks
         self.pending: deque[Pending] = deque()
+        self.batch: list[tuple[Any, Any]] = []  # (values, context) of steps not yet sent
+        self.steps = 0  # steps given to send(): the same count on every rank while in line
         self.closed_because = ""  # why no more steps are compared ("" while open)
 
     @classmethod
@@ -75,24 +83,50 @@ class Channel:
     def is_open(self) -> bool:
         return not self.closed_because
 
-    def send(self, values: Any, context: Any) -> list[tuple[Any, Any, Any]]:
-        """All-reduce one step's ``values`` (a float64 CPU tensor); return what has arrived.
+    @property
+    def unanswered(self) -> int:
+        """Steps sent whose result has not arrived."""
+        return sum(len(p.contexts) for p in self.pending)
 
-        Each result is ``(context, maxima, minima)``, oldest first. Waits up to ``WAIT`` for this
-        step's own result when nothing earlier is pending. Judge what ``receive`` returns first:
-        a result can close the channel, and then nothing more may be sent.
+    def send(self, values: Any, context: Any, wait: bool) -> list[tuple[Any, Any, Any]]:
+        """Give one step's ``values`` (a float64 CPU tensor) to the all-reduce; what has arrived.
+
+        Each result is ``(context, maxima, minima)``, oldest first. The first ``ALONE`` steps go
+        alone, later ones ``BATCH`` at a time; with ``wait``, each step goes alone and waits up to
+        ``WAIT`` for its own result when nothing earlier is pending. Judge what ``receive``
+        returns before sending: a result can close the channel (a rank that sends once more than
+        the others, before it learns, hangs nobody: nobody waits for it).
         """
         if not self.is_open:
             return []
-        if len(self.pending) >= MOST_PENDING:
-            self.close(f"the other ranks stopped answering after {MOST_PENDING} steps (a rank "
-                       "that stopped stepping, e.g. uneven inputs under Join)")
+        self.batch.append((values, context))
+        self.steps += 1
+        if not wait and self.steps > ALONE and len(self.batch) < BATCH:
             return []
+        return self.flush(wait)
+
+    def flush(self, wait: bool = False) -> list[tuple[Any, Any, Any]]:
+        """Send the steps kept for the next all-reduce now (at the end of the run, say)."""
+        if not self.is_open or not self.batch:
+            return []
+        arrived = []
+        if len(self.pending) >= MOST_PENDING:  # all-reduces later, the oldest should be here
+            arrived = self.receive(wait=WAIT)
+            if len(self.pending) >= MOST_PENDING and self.is_open:
+                self.close(f"the other ranks stopped answering for {self.unanswered} steps (a "
+                           "rank that stopped stepping, e.g. uneven inputs under Join)")
+            if not self.is_open:
+                return arrived
+        torch = _torch()
+        rows = torch.zeros(BATCH, 1 + self.batch[0][0].numel(), dtype=torch.float64)
+        rows[:len(self.batch), 0] = 1.0  # present: a rank with fewer steps here is out of line
+        rows[:len(self.batch), 1:] = torch.stack([values for values, _ in self.batch])
+        reduced = torch.cat([rows.flatten(), -rows.flatten()])
         quiet = not self.pending
-        both = _dist().ReduceOp.MAX
-        reduced = _torch().cat([values, -values])
-        self.pending.append(Pending(self.group.allreduce([reduced], both), reduced, context))
-        return self.receive(wait=WAIT if quiet else 0.0)
+        work = self.group.allreduce([reduced], _dist().ReduceOp.MAX)
+        self.pending.append(Pending(work, reduced, [context for _, context in self.batch]))
+        self.batch = []
+        return arrived + self.receive(wait=WAIT if wait and quiet else 0.0)
 
     def receive(self, wait: float) -> list[tuple[Any, Any, Any]]:
         """The results that have arrived, in order; the first may be waited for ``wait`` s."""
@@ -102,8 +136,18 @@ class Channel:
             if not self._done(head.work, wait):
                 break
             self.pending.popleft()
-            half = head.values.numel() // 2
-            arrived.append((head.context, head.values[:half], -head.values[half:]))
+            reduced = head.values.tolist()
+            half = len(reduced) // 2
+            width = half // BATCH
+            rows = [(reduced[r * width:(r + 1) * width],
+                     [-v for v in reduced[half + r * width:half + (r + 1) * width]])
+                    for r in range(BATCH)]
+            if any(maxima[0] != minima[0] for maxima, minima in rows):  # none of it pairs up
+                self.close("the ranks had sent different numbers of steps (a rank skipped a "
+                           "step() the others took)")
+                break
+            arrived += [(context, maxima[1:], minima[1:])
+                        for context, (maxima, minima) in zip(head.contexts, rows)]
             wait = 0.0
         return arrived
 
@@ -128,15 +172,18 @@ class Channel:
             self.closed_because = because
 
     def release(self) -> None:
-        """At the end of the run: let the group go. Never waits for other ranks.
+        """At the end of the run: stop using the group, and keep it alive to the end of the process.
 
-        Destroying a gloo group waits for its pending work, which waits for ranks that may never
-        come (up to ``OPERATION_TIMEOUT``): such a group is kept alive to the end of the process.
+        Destroying a gloo group right after its last all-reduce finished here can drop the
+        message that finishes it on another rank (which then waits for ``OPERATION_TIMEOUT``),
+        and destroying one with work pending waits for ranks that may never come; destroying
+        none costs two idle threads and a socket per group until the process ends.
         """
-        if self.group is not None and any(not p.work.is_completed() for p in self.pending):
+        if self.group is not None:
             ctypes.pythonapi.Py_IncRef(ctypes.py_object(self.group))  # never destroyed
             _kept.append(self.group)
         self.pending.clear()
+        self.batch = []
         self.group = None
 
 

@@ -9,8 +9,10 @@ Before each ``step()`` of an optimizer over a DDP model's parameters, each rank 
 gradients: one number per parameter group, their squared norm summed in float64. The digests
 of all ranks meet in one small all-reduce of their maxima and minima (``channel``), and where a
 group's maximum and minimum differ, the ranks stepped on different gradients: the finding names
-the group, the step and its line, before the optimizer applies them (so ``--action raise`` stops
-there). Steps whose last forward pass through the wrapper ran under ``no_sync()`` are not
+the group, the step and its line. The all-reduce runs while the next step is computed and its
+result is read at the next step (or at the end); with ``--action raise`` each step waits for its
+own result instead, so that it stops before the optimizer applies the first unsynchronised
+gradients. Steps whose last forward pass through the wrapper ran under ``no_sync()`` are not
 compared (the accumulation is local on purpose), but still take part in the all-reduce, so that
 every rank makes the same calls in the same order.
 
@@ -59,18 +61,21 @@ class Layout:
     group_of: list[int]  # the digest slot of each of ``slots``
     models: list[Any]  # the DDP models that hold them (weak references)
     groups: int
+    where: Any = None  # ``group_of`` shifted past the header, as a tensor (built at first use)
 
 
 class Consistency:
     """The DDP models of this process, their channels to the other ranks, and the verdicts."""
 
-    def __init__(self) -> None:
+    def __init__(self, wait: bool = False) -> None:
+        self.wait = wait  # each step waits for its own verdict (to raise before the update)
         self.models: weakref.WeakSet = weakref.WeakSet()
         self.channels: dict[tuple[int, ...], Channel] = {}
         # id(DDP model) -> (its forward passes with grad enabled, whether the last synchronised)
         self.forwards: dict[int, tuple[int, bool]] = {}
         self.layouts: dict[int, tuple[int, Layout]] = {}  # id(state) -> (steps, layout)
         self.compared: dict[tuple[int, ...], int] = {}  # steps whose digests every rank shared
+        self.tried: set[tuple[int, ...]] = set()  # groups whose channel was opened, or failed to
         self.notes: list[str] = []
         self.handles: list[Any] = []  # the forward hooks on the DDP models
 
@@ -83,8 +88,9 @@ class Consistency:
         self.forwards[id(ddp)] = (0, True)
         self.handles.append(ddp.register_forward_pre_hook(self._forward_seen))
         ranks = tuple(sys.modules["torch.distributed"].get_process_group_ranks(ddp.process_group))
-        if ranks in self.channels:
-            return
+        if ranks in self.tried:  # NOTE: never again, not even after a failure: the other ranks
+            return  # would not join the new group, and this one would wait for them
+        self.tried.add(ranks)
         try:
             channel = Channel.open(ranks, distributed.rank())
         except (RuntimeError, ValueError) as exc:  # gloo could not connect: say so, train on
@@ -116,7 +122,8 @@ class Consistency:
         if not channel.is_open:
             return findings
         step = Step(state, state.steps + 1, user_location(), layout.groups)
-        return findings + self._judge(channel, channel.send(self._values(state, layout), step))
+        sent = channel.send(self._values(state, layout), step, self.wait)
+        return findings + self._judge(channel, sent)
 
     def finish(self) -> list[GuardFinding]:
         """At the end of the run: the last results, and a note for each channel that closed."""
@@ -126,9 +133,10 @@ class Consistency:
         self.handles.clear()
         for ranks, channel in self.channels.items():
             if channel.is_open:
+                findings += self._judge(channel, channel.flush())
                 findings += self._judge(channel, channel.receive(wait=FINAL_WAIT))
             if channel.is_open and channel.pending:
-                channel.close(f"the results of its last {len(channel.pending)} step(s) did not "
+                channel.close(f"the results of its last {channel.unanswered} step(s) did not "
                               "arrive before the run ended")
             channel.release()
             if channel.closed_because:
@@ -191,10 +199,19 @@ class Consistency:
             if param is not None and param.grad is not None:
                 grads.append(param.grad)
                 where.append(HEADER + group)
-        if grads:
-            norms = torch._foreach_norm(grads)
-            squares = torch.stack([n.to("cpu", torch.float64) for n in norms]).square()
-            values.index_add_(0, torch.tensor(where), squares)
+        if not grads:
+            return values
+        if len(grads) == len(layout.slots):  # the usual case: every gradient there
+            if layout.where is None:
+                layout.where = torch.tensor(where)
+            index = layout.where
+        else:
+            index = torch.tensor(where)
+        norms = torch._foreach_norm(grads)
+        device = norms[0].device
+        if any(n.device != device for n in norms):
+            norms = [n.to(device) for n in norms]
+        values.index_add_(0, index, torch.stack(norms).to("cpu", torch.float64).square())
         return values.nan_to_num(nan=math.inf)  # NaN on every rank is no disagreement
 
     # -- verdicts --------------------------------------------------------------------------------

@@ -102,7 +102,7 @@ class GuardSession:
         self.tally = Tally()
         self.ledger = Ledger(sink=self._record)
         self.states: dict[int, GuardState] = {}
-        self.consistency = Consistency()
+        self.consistency = Consistency(wait=action == "raise")
         self.clipping = ScaledClipping(self._record)
         self.finished = False
         self.failed = False  # the script ended with an error (set by whoever runs it)

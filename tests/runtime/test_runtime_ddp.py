@@ -150,3 +150,14 @@ def test_a_rank_that_skips_a_step_hangs_nobody_and_the_report_says_what_was_not_
             "step 2 of SGD (fixtures/runtime/ddp/train_ddp_sync.py:")
     assert run.stderr.count(note) == 1, run.stderr  # one note for the job, from rank 0
     assert "the ranks were at different iterations (a rank skipped a step()" in run.stderr
+
+
+def test_a_rank_that_runs_out_of_data_under_join_hangs_nobody():
+    """Under Join, rank 1 stops after one step while rank 0 takes 7 more: rank 0's all-reduces
+    go unanswered, and after a few the comparison stops, said in the report; the job ends."""
+    run = _run_sync([], "uneven")
+    assert run.returncode == 0, run.stderr
+    assert "unsynced_gradients" not in run.stderr
+    assert ("gradcheck: DDP gradients of ranks 0, 1 were compared at 1 step(s), then no more: "
+            "the other ranks stopped answering for 4 steps (a rank that stopped stepping, e.g. "
+            "uneven inputs under Join)") in run.stderr, run.stderr

@@ -18,6 +18,10 @@ block's beside it, minus one; "DDP check" is the last variant over the one befor
 
     python bench/guard_ddp.py                       # both workloads, 20 blocks each
     python bench/guard_ddp.py --workload tiny --blocks 40
+    python bench/guard_ddp.py --alone 0             # a long run: 8 steps per all-reduce
+
+Each block is a fresh guard session, whose first ``--alone`` steps (16, as in ``gradcheck run``)
+each get an all-reduce of their own; ``--alone 0`` measures the steady state of a long run.
 """
 from __future__ import annotations
 
@@ -128,7 +132,10 @@ def worker(rank: int, args: argparse.Namespace) -> None:
     import torch
     import torch.distributed as dist
 
+    from gradcheck.runtime import channel
+
     torch.set_num_threads(1)
+    channel.ALONE = args.alone
     dist.init_process_group("gloo", rank=rank, world_size=2)
     for workload in args.workloads:
         steps = args.steps or STEPS[workload]
@@ -163,6 +170,8 @@ def main() -> None:
     parser.add_argument("--workload", choices=[*STEPS, "both"], default="both")
     parser.add_argument("--blocks", type=int, default=20)
     parser.add_argument("--steps", type=int, default=0, help="steps per block (0: by workload)")
+    parser.add_argument("--alone", type=int, default=16,
+                        help="steps of a session with an all-reduce each (gradcheck run: 16)")
     args = parser.parse_args()
     args.workloads = list(STEPS) if args.workload == "both" else [args.workload]
 
@@ -173,8 +182,8 @@ def main() -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    print(f"torch {torch.__version__}, 2 ranks on gloo, 1 thread each, {args.blocks} blocks",
-          flush=True)
+    print(f"torch {torch.__version__}, 2 ranks on gloo, 1 thread each, {args.blocks} blocks, "
+          f"the first {args.alone} steps of a session alone", flush=True)
     mp.spawn(worker, args=(args,), nprocs=2)
 
 

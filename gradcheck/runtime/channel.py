@@ -123,7 +123,11 @@ class Channel:
         rows[:len(self.batch), 1:] = torch.stack([values for values, _ in self.batch])
         reduced = torch.cat([rows.flatten(), -rows.flatten()])
         quiet = not self.pending
-        work = self.group.allreduce([reduced], _dist().ReduceOp.MAX)
+        try:
+            work = self.group.allreduce([reduced], _dist().ReduceOp.MAX)
+        except RuntimeError as exc:  # a rank's group went away: never the user's error
+            self.close(f"the all-reduce failed ({str(exc).splitlines()[0][:120]})")
+            return arrived
         self.pending.append(Pending(work, reduced, [context for _, context in self.batch]))
         self.batch = []
         return arrived + self.receive(wait=WAIT if wait and quiet else 0.0)

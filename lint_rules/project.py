@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import io
 import re
+import tokenize
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,11 +171,12 @@ class Project:
         if not _RELEVANT.search(data):
             return loaded  # nothing a caller could learn from it
         try:
-            text = data.decode("utf-8-sig")
+            # the encoding it declares (PEP 263), as Python reads it
+            text = data.decode(tokenize.detect_encoding(io.BytesIO(data).readline)[0])
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 tree = ast.parse(text, str(path))
-        except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+        except (UnicodeDecodeError, LookupError, SyntaxError, ValueError, RecursionError, MemoryError):
             return loaded
         hollow(tree, text)
         # NOTE: its own imports are not followed: one module away covers the helpers, meters

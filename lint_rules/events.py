@@ -76,11 +76,16 @@ def _optimizer_word(name: str) -> bool:
 
 
 def looks_like_optimizer(key: str) -> bool:
-    """Naming heuristic: ``optimizer``, ``opt_g``, ``d_optim``, ``optG``; never ``scheduler``."""
+    """Naming heuristic: ``optimizer``, ``opt_g``, ``d_optim``, ``optG``, ``state['optimizer']``;
+    never ``scheduler``."""
     if key.startswith(NOTHING):
         return False
-    name = last_name(key)
-    return bool(name) and not _NOT_OPTIMIZER.search(name) and _optimizer_word(name)
+    keyed = _STRING_KEY.search(key)  # an entry of a dict: its key names what it holds
+    return any(bool(name) and not _NOT_OPTIMIZER.search(name) and _optimizer_word(name)
+               for name in (last_name(key), keyed.group(1) if keyed else ""))
+
+
+_STRING_KEY = re.compile(r"""\[['"](\w+)['"]\]$""")
 
 
 def is_group_name(key: str) -> bool:

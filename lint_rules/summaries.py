@@ -34,6 +34,9 @@ _FRAMEWORK_METHODS = frozenset(
 )
 
 
+STEP_NAMES = ("step", "optimizer_step")
+
+
 class ModuleIndex:
     """Functions, methods, optimizer names and their models, for one parsed module.
 
@@ -80,6 +83,8 @@ class ModuleIndex:
             if isinstance(stmt, syntax.FUNCTIONS):
                 self.functions[stmt.name] = stmt
         self.backward_calls: list[ast.Call] = []
+        self.step_calls: list[ast.Call] = []  # every `x.step(...)`, schedulers' included
+        self._holding_steps: set[int] | None = None
         events: list[ast.AST] = []
         local_calls: list[tuple[str, ast.Call]] = []
         self.referenced: set[str] = set()  # names read, and attributes read on `self`/`cls`
@@ -161,6 +166,8 @@ class ModuleIndex:
 
     def _index_call(self, node: ast.Call, events: list, local_calls: list) -> None:
         name = syntax.callee_name(node)
+        if name in STEP_NAMES:
+            self.step_calls.append(node)
         if name in ("parameters", "named_parameters") and type(node.func) is ast.Attribute:
             self.modules.add(dotted(node.func.value) or "")
         if name in EVENT_CALL_NAMES and not _not_an_optimizer_step(node):
@@ -266,6 +273,17 @@ class ModuleIndex:
                 if any(type(r) is ast.Name and r.id in params for r in receivers):
                     return True
         return False
+
+    def holds_step(self, node: ast.AST) -> bool:
+        """Whether ``node``'s code (nested functions included) calls a ``step``."""
+        if self._holding_steps is None:
+            self._holding_steps = set()
+            for call in self.step_calls:
+                current = call
+                while current is not None and id(current) not in self._holding_steps:
+                    self._holding_steps.add(id(current))
+                    current = self.parents.get(id(current))
+        return id(node) in self._holding_steps
 
     def contains_events(self, node: ast.AST) -> bool:
         """Whether ``node`` holds a gradient event or a call that reaches one."""

@@ -6,6 +6,7 @@ the rules prefer silence to guessing.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -75,6 +76,7 @@ def _optimizer_word(name: str) -> bool:
     return any(re.fullmatch(r"opt(im)?s?\d*", part) for part in lowered.split("_"))
 
 
+@functools.lru_cache(maxsize=8192)  # a pure function of the text, asked for every call
 def looks_like_optimizer(key: str) -> bool:
     """Naming heuristic: ``optimizer``, ``opt_g``, ``d_optim``, ``optG``, ``state['optimizer']``;
     never ``scheduler``."""

@@ -37,6 +37,13 @@ _FRAMEWORK_METHODS = frozenset(
 STEP_NAMES = ("step", "optimizer_step")
 
 
+def _models_of(call: ast.Call) -> set[str]:
+    """The models whose ``parameters()`` an optimizer's constructor call reads."""
+    return {dotted(n.func.value) or "" for n in syntax.walk(call)
+            if type(n) is ast.Call and type(n.func) is ast.Attribute
+            and n.func.attr in ("parameters", "named_parameters")} - {""}
+
+
 class ModuleIndex:
     """Functions, methods, optimizer names and their models, for one parsed module.
 
@@ -292,13 +299,6 @@ class ModuleIndex:
     def _note_optimizer(self, stmt: ast.AST, targets: list[ast.AST], call: ast.Call) -> None:
         callee = dotted(call.func) or ""
         name = last_name(callee)
-        models = {
-            dotted(n.func.value) or ""
-            for n in syntax.walk(call)
-            if type(n) is ast.Call
-            and type(n.func) is ast.Attribute
-            and n.func.attr in ("parameters", "named_parameters")
-        } - {""}
         creates = not _NOT_OPTIMIZER.search(callee) and (
             name in OPTIMIZER_CLASSES
             or ".optim." in f".{callee}."
@@ -321,7 +321,7 @@ class ModuleIndex:
             if key and creates and not getter:
                 self.optimizers.add(key)
                 self.built_by[key] = name
-                self._models[key] = models
+                self._models[key] = _models_of(call)
                 self._params[key] = _listed_tensors(call)
                 self._opt_site[key] = stmt
 

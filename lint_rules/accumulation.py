@@ -208,9 +208,15 @@ class _Unit:
                 continue
             hits = self._loss_hits(value, node)
             backward = self._backward_of(hits, node)
-            if hits and backward is not None and (loop is None or _contains(loop, backward)):
+            if hits and backward is not None and (loop is None or self._inside(backward, loop)):
                 # (a loop that does not run the backward keeps one graph, not one per step)
                 yield RunningTotal(node, target, hits[0].id, backward, tuple(hits), how)
+
+    def _inside(self, node: ast.AST, outer: ast.AST) -> bool:
+        parents = self.analysis.index.parents
+        while node is not None and node is not outer:
+            node = parents.get(id(node))
+        return node is outer
 
     def _backward_of(self, hits: list[ast.Name], at: ast.AST) -> ast.Call | None:
         for name in hits:
@@ -235,13 +241,13 @@ class _Unit:
         if counter is None:
             return False
         parents = self.analysis.index.parents
-        parent = parents.get(id(node))
+        child, parent = node, parents.get(id(node))
         while parent is not None and parent is not loop:
             if type(parent) is ast.If and syntax.first_iteration_test(parent.test, counter) and \
                     syntax.first_iteration_test(parent.test, counter, False) is False and \
-                    any(_contains(s, node) for s in parent.body):
+                    any(stmt is child for stmt in parent.body):
                 return True
-            parent = parents.get(id(parent))
+            child, parent = parent, parents.get(id(parent))
         return False
 
     def _kept_value(self, node: ast.AST) -> tuple[ast.AST, ast.AST, str] | None:
@@ -299,10 +305,10 @@ class _Unit:
             if isinstance(parent, _LOOPS) and not self._fixed_handful(parent):
                 loops.append(parent)
             parent = parents.get(id(parent))
-        stepping = [loop for loop in loops if _steps(loop)]
+        stepping = [loop for loop in loops if self.analysis.index.holds_step(loop)]
         if stepping:
             return stepping[0]
-        if _steps(self.unit):
+        if self.analysis.index.holds_step(self.unit):
             return None  # the loops around it accumulate within one step: a bounded window
         return loops[0] if loops else None
 
@@ -360,10 +366,6 @@ def _counter_of(loop: ast.AST) -> str | None:
     return target.id if name == "range" and type(target) is ast.Name else None
 
 
-def _contains(outer: ast.AST, inner: ast.AST) -> bool:
-    return any(node is inner for node in ast.walk(outer))
-
-
 def _may_keep(node: ast.AST) -> bool:
     """A statement that could keep a value (a sum, a method call) or hand one back."""
     kind = type(node)
@@ -371,11 +373,6 @@ def _may_keep(node: ast.AST) -> bool:
         kind is ast.Expr and type(node.value) is ast.Call and type(node.value.func) is ast.Attribute) \
         or kind is ast.Assign and type(node.value) is ast.BinOp
 
-
-def _steps(loop: ast.AST) -> bool:
-    """Whether the loop's own code calls a ``step`` (of an optimizer, a scaler, a wrapper)."""
-    return any(type(n) is ast.Call and syntax.callee_name(n) in ("step", "optimizer_step")
-               for n in ast.walk(loop))
 
 
 def _adds_to(node: ast.AST, key: str | None) -> bool:

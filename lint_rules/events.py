@@ -6,6 +6,7 @@ the rules prefer silence to guessing.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -75,12 +76,18 @@ def _optimizer_word(name: str) -> bool:
     return any(re.fullmatch(r"opt(im)?s?\d*", part) for part in lowered.split("_"))
 
 
+@functools.lru_cache(maxsize=8192)  # a pure function of the text, asked for every call
 def looks_like_optimizer(key: str) -> bool:
-    """Naming heuristic: ``optimizer``, ``opt_g``, ``d_optim``, ``optG``; never ``scheduler``."""
+    """Naming heuristic: ``optimizer``, ``opt_g``, ``d_optim``, ``optG``, ``state['optimizer']``;
+    never ``scheduler``."""
     if key.startswith(NOTHING):
         return False
-    name = last_name(key)
-    return bool(name) and not _NOT_OPTIMIZER.search(name) and _optimizer_word(name)
+    keyed = _STRING_KEY.search(key)  # an entry of a dict: its key names what it holds
+    return any(bool(name) and not _NOT_OPTIMIZER.search(name) and _optimizer_word(name)
+               for name in (last_name(key), keyed.group(1) if keyed else ""))
+
+
+_STRING_KEY = re.compile(r"""\[['"](\w+)['"]\]$""")
 
 
 def is_group_name(key: str) -> bool:

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import io
 import re
+import tokenize
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +60,7 @@ class Project:
         self.used: dict[str, str] = {}  # modules whose definitions the current analysis used
         self.reads = 0  # modules read for the current analysis
         self._bytes: dict[Path, bytes] = {}  # a module's bytes, or b"" when it is irrelevant
+        self._found: dict[tuple, Path | None] = {}  # (module, importer, level) -> its file
 
     @classmethod
     def around(cls, path: Path | str) -> Project:
@@ -137,6 +140,12 @@ class Project:
         return _RELEVANT.search(data, found.start(), end.start() if end else len(data)) is not None
 
     def _find(self, module: str, importer: Path | None, level: int) -> Path | None:
+        key = (module, str(importer) if level else "", level)
+        if key not in self._found:  # a module's names are asked for at every call to them
+            self._found[key] = self._search(module, importer, level)
+        return self._found[key]
+
+    def _search(self, module: str, importer: Path | None, level: int) -> Path | None:
         parts = [p for p in module.split(".") if p]
         if level:
             if importer is None:
@@ -169,11 +178,12 @@ class Project:
         if not _RELEVANT.search(data):
             return loaded  # nothing a caller could learn from it
         try:
-            text = data.decode("utf-8-sig")
+            # the encoding it declares (PEP 263), as Python reads it
+            text = data.decode(tokenize.detect_encoding(io.BytesIO(data).readline)[0])
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 tree = ast.parse(text, str(path))
-        except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+        except (UnicodeDecodeError, LookupError, SyntaxError, ValueError, RecursionError, MemoryError):
             return loaded
         hollow(tree, text)
         # NOTE: its own imports are not followed: one module away covers the helpers, meters

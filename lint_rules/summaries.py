@@ -34,6 +34,16 @@ _FRAMEWORK_METHODS = frozenset(
 )
 
 
+STEP_NAMES = ("step", "optimizer_step")
+
+
+def _models_of(call: ast.Call) -> set[str]:
+    """The models whose ``parameters()`` an optimizer's constructor call reads."""
+    return {dotted(n.func.value) or "" for n in syntax.walk(call)
+            if type(n) is ast.Call and type(n.func) is ast.Attribute
+            and n.func.attr in ("parameters", "named_parameters")} - {""}
+
+
 class ModuleIndex:
     """Functions, methods, optimizer names and their models, for one parsed module.
 
@@ -80,6 +90,8 @@ class ModuleIndex:
             if isinstance(stmt, syntax.FUNCTIONS):
                 self.functions[stmt.name] = stmt
         self.backward_calls: list[ast.Call] = []
+        self.step_calls: list[ast.Call] = []  # every `x.step(...)`, schedulers' included
+        self._holding_steps: set[int] | None = None
         events: list[ast.AST] = []
         local_calls: list[tuple[str, ast.Call]] = []
         self.referenced: set[str] = set()  # names read, and attributes read on `self`/`cls`
@@ -161,6 +173,8 @@ class ModuleIndex:
 
     def _index_call(self, node: ast.Call, events: list, local_calls: list) -> None:
         name = syntax.callee_name(node)
+        if name in STEP_NAMES:
+            self.step_calls.append(node)
         if name in ("parameters", "named_parameters") and type(node.func) is ast.Attribute:
             self.modules.add(dotted(node.func.value) or "")
         if name in EVENT_CALL_NAMES and not _not_an_optimizer_step(node):
@@ -267,6 +281,17 @@ class ModuleIndex:
                     return True
         return False
 
+    def holds_step(self, node: ast.AST) -> bool:
+        """Whether ``node``'s code (nested functions included) calls a ``step``."""
+        if self._holding_steps is None:
+            self._holding_steps = set()
+            for call in self.step_calls:
+                current = call
+                while current is not None and id(current) not in self._holding_steps:
+                    self._holding_steps.add(id(current))
+                    current = self.parents.get(id(current))
+        return id(node) in self._holding_steps
+
     def contains_events(self, node: ast.AST) -> bool:
         """Whether ``node`` holds a gradient event or a call that reaches one."""
         return id(node) in self.marked
@@ -274,13 +299,6 @@ class ModuleIndex:
     def _note_optimizer(self, stmt: ast.AST, targets: list[ast.AST], call: ast.Call) -> None:
         callee = dotted(call.func) or ""
         name = last_name(callee)
-        models = {
-            dotted(n.func.value) or ""
-            for n in syntax.walk(call)
-            if type(n) is ast.Call
-            and type(n.func) is ast.Attribute
-            and n.func.attr in ("parameters", "named_parameters")
-        } - {""}
         creates = not _NOT_OPTIMIZER.search(callee) and (
             name in OPTIMIZER_CLASSES
             or ".optim." in f".{callee}."
@@ -303,7 +321,7 @@ class ModuleIndex:
             if key and creates and not getter:
                 self.optimizers.add(key)
                 self.built_by[key] = name
-                self._models[key] = models
+                self._models[key] = _models_of(call)
                 self._params[key] = _listed_tensors(call)
                 self._opt_site[key] = stmt
 

@@ -7,6 +7,7 @@ get an expected code within ``TOLERANCE`` lines of a mutated statement. One part
 
     python bench/mutants/harness.py --corpus DIR --part dev [--results FILE]
     python bench/mutants/harness.py --corpus DIR --select    # rebuild loops.csv
+    python bench/mutants/harness.py --corpus DIR --select --part test2  # that part's rows only
 
 ``DIR`` is what ``python bench/wild/corpus.py fetch --into DIR`` wrote.
 """
@@ -140,15 +141,20 @@ def run(corpus: Path, part: str, results: Path | None, jobs: int | None) -> int:
     return 0 if all(v.caught for v in verdicts) and not noisy and not crashed else 1
 
 
-def select(corpus: Path, jobs: int | None) -> int:
-    """Rebuild loops.csv from both parts; print counts only, never findings."""
-    found = candidates(corpus, read_manifest())
+def select(corpus: Path, jobs: int | None, part: str | None = None) -> int:
+    """Rebuild loops.csv (or one part's rows of it); print counts only, never findings.
+
+    With ``part``, the rows of the other parts are kept as they are: they were chosen with
+    the linter of their time, and choosing them again would change a fixed benchmark.
+    """
+    found = candidates(corpus, read_manifest(part))
     kept = capped(silent(found, jobs))
-    write_loops(kept)
-    for part in PARTS:
-        chosen = [s for s in kept if s.row["part"] == part]
+    others = [row for other in PARTS if other != part for row in read_loops(other)] if part else []
+    write_loops(kept, keep=others)
+    for shown in [part] if part else PARTS:
+        chosen = [s for s in kept if s.row["part"] == shown]
         operators = Counter(m.operator for s in chosen for m in s.mutants)
-        print(f"{part}: {len(chosen)} loops from {len({s.row['repository'] for s in chosen})} "
+        print(f"{shown}: {len(chosen)} loops from {len({s.row['repository'] for s in chosen})} "
               f"repositories; mutants: " + ", ".join(f"{o} {operators[o]}" for o in OPERATORS))
     return 0
 
@@ -156,14 +162,16 @@ def select(corpus: Path, jobs: int | None) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, required=True, help="where corpus.py fetched to")
-    mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--part", choices=PARTS)
-    mode.add_argument("--select", action="store_true", help="rebuild loops.csv")
+    parser.add_argument("--part", choices=PARTS,
+                        help="the part to score (or, with --select, the only part to choose)")
+    parser.add_argument("--select", action="store_true", help="rebuild loops.csv")
     parser.add_argument("--results", type=Path, help="also write one CSV row per mutant")
     parser.add_argument("--jobs", type=int, help="lint worker processes (default: all cores)")
     args = parser.parse_args()
     if args.select:
-        return select(args.corpus, args.jobs)
+        return select(args.corpus, args.jobs, args.part)
+    if args.part is None:
+        parser.error("give --part PART to score, or --select to choose loops")
     return run(args.corpus, args.part, args.results, args.jobs)
 
 

@@ -121,8 +121,10 @@ def silent(scopes_: list[Scope], jobs: int | None = None) -> list[Scope]:
     return kept
 
 
-def write_loops(scopes_: list[Scope], path: Path = LOOPS) -> None:
-    rows = sorted((s.row for s in scopes_),
+def write_loops(scopes_: list[Scope], path: Path = LOOPS,
+                keep: list[dict[str, str]] = ()) -> None:
+    """Write the rows of ``scopes_`` and the rows in ``keep`` to ``path``, sorted."""
+    rows = sorted([*keep, *(s.row for s in scopes_)],
                   key=lambda r: (r["part"], r["repository"].lower(), r["path"], int(r["first_line"])))
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, FIELDS, lineterminator="\n")

@@ -129,8 +129,8 @@ def process(job: Job, mode: Mode, known: set[str]) -> FileResult:
     result = FileResult(job.display, remaining, warnings, cells(fixed_doc), fixed=applied)
     new_bytes = fixed_doc.to_bytes()
     if applied and new_bytes != job.data:
-        before = job.data.decode("utf-8")
-        result.diff = unified_diff(before, new_bytes.decode("utf-8"), job.display)
+        before = job.data.decode(document.encoding)
+        result.diff = unified_diff(before, new_bytes.decode(document.encoding), job.display)
         problem = write_atomically(Path(job.path), new_bytes) if job.write else None
         if problem is not None:
             # nothing was written: report the file as it stands, and why it was not fixed

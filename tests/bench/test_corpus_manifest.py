@@ -17,6 +17,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH / "wild"))
 sys.path.insert(0, str(BENCH / "mutants"))
 
+import loop_selection
 import manifest
 import source_edits
 
@@ -46,6 +47,24 @@ def test_problems_name_the_row_and_the_fix(rows):
     assert any("listed twice" in p for p in found)
 
 
+def test_the_second_held_out_part_is_large_and_all_added(rows):
+    test2 = [row for row in rows if row["part"] == "test2"]
+    assert len(test2) >= 100
+    assert {row["origin"] for row in test2} == {"added"}
+
+
+def test_a_second_held_out_row_skips_the_hash_rule_but_not_the_origin(rows):
+    # test2 was chosen after the test part was used: every row of it is held out, whatever
+    # its hash says, but it may hold no repository the linter was tuned on.
+    name = next(n for n in (f"owner{i}/repo{i}" for i in range(100))
+                if manifest.part_by_rule(n, "added") == "dev")
+    row = {"repository": name, "commit": "0" * 40, "part": "test2", "category": "rl",
+           "origin": "added"}
+    assert manifest.problems([row]) == []
+    found = manifest.problems([dict(row, origin="tuning")])
+    assert len(found) == 1 and "test2" in found[0] and "'tuning'" in found[0]
+
+
 def test_the_rule_ignores_case_and_sends_about_five_eighths_to_test():
     names = [f"owner{i}/repo{i}" for i in range(2000)]
     share = sum(manifest.part_by_rule(n, "added") == "test" for n in names) / len(names)
@@ -61,6 +80,19 @@ def test_loops_manifest_names_only_manifest_repositories_and_keeps_no_code(rows)
     assert loops and all((r["repository"], r["commit"], r["part"]) in pinned for r in loops)
     assert set(loops[0]) == {"repository", "commit", "part", "path", "function",
                              "first_line", "last_line"}
+
+
+def test_choosing_one_part_keeps_the_rows_of_the_others(tmp_path):
+    def row(part, repository, line):
+        return {"repository": repository, "commit": "0" * 40, "part": part, "path": "train.py",
+                "function": "train", "first_line": str(line), "last_line": str(line + 9)}
+
+    kept = [row("test", "b/b", 1), row("dev", "a/a", 5)]
+    new = loop_selection.Scope(row("test2", "c/c", 3), "", [])
+    loop_selection.write_loops([new], tmp_path / "loops.csv", keep=kept)
+    assert loop_selection.read_loops("test", tmp_path / "loops.csv") == [kept[0]]
+    assert loop_selection.read_loops("dev", tmp_path / "loops.csv") == [kept[1]]
+    assert loop_selection.read_loops("test2", tmp_path / "loops.csv") == [new.row]
 
 
 @pytest.mark.parametrize("module", [manifest, source_edits])

@@ -117,3 +117,37 @@ def test_overlapping_fixes_are_applied_over_several_passes(project, kit):
     document, applied, remaining = fix_document(Document("aaaaaaa\n"), lint, unsafe=False)
     # 7 -> 5 -> 3 -> 1: the second, overlapping fix waits for the next pass each time
     assert document.program == "a\n" and applied == 3 and remaining == []
+
+
+GBK_TRAINER = """# -*- coding: gbk -*-
+# 训练: one update per batch
+import torch
+
+
+def train(model, loader, optimizer):
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)  # 均方误差
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_a_declared_encoding_is_read_and_a_fix_written_back_in_it(project, kit):
+    target = project / "train.py"
+    target.write_bytes(GBK_TRAINER.encode("gbk"))
+    run = kit.run_cli(["lint", "--no-cache", "--fix", "--unsafe-fixes", "train.py"])
+    fixed = target.read_bytes()
+    assert fixed != GBK_TRAINER.encode("gbk") and "fixed" in run.stderr
+    text = fixed.decode("gbk")  # still the file's own encoding, comments intact
+    assert "# 训练" in text and "# 均方误差" in text
+    assert text.count("optimizer.zero_grad()") == 1
+    again = kit.run_cli(["lint", "--no-cache", "--fix", "--unsafe-fixes", "train.py"])
+    assert target.read_bytes() == fixed and again.exit_code == exitcodes.CLEAN
+
+
+def test_bytes_that_are_not_in_the_declared_encoding_are_named(project, kit):
+    (project / "train.py").write_bytes(b"# coding: ascii\nname = '\xe9'\n")
+    run = kit.run_cli(["lint", "--no-cache", "train.py"])
+    assert run.exit_code == exitcodes.ERROR
+    assert "GC000 not valid ascii, the encoding its coding declaration names" in run.stdout
+    assert "byte 0xe9 at offset 24" in run.stdout

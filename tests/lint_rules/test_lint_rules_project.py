@@ -138,3 +138,21 @@ def train(model, optimizer, loader):
     helpers.write_text(HELPERS.replace("    model.zero_grad(set_to_none=True)\n", "    pass\n"))
     second = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
     assert second.returncode == 1 and '"GC002"' in second.stdout, second.stdout + second.stderr
+
+
+def test_a_helper_module_in_a_declared_encoding_is_read(tmp_path: Path) -> None:
+    script = project(tmp_path, '''\
+from pkg.resets import clear
+
+
+def train(model, optimizer, loader, k):
+    for i, x in enumerate(loader):
+        clear(optimizer)
+        model(x).sum().backward()
+        if (i + 1) % k == 0:
+            optimizer.step()
+''')
+    (tmp_path / "pkg" / "resets.py").write_bytes(
+        "# -*- coding: latin-1 -*-\n# remise à zéro\ndef clear(optimizer):\n"
+        "    optimizer.zero_grad()\n".encode("latin-1"))
+    assert lint(script) == [(6, "GC001", False)]

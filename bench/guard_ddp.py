@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import guard as single  # noqa: E402  (bench/guard.py: the workloads and the statistics)
+import guard as single  # bench/guard.py: the workloads and the statistics
 
 STEPS = {"gpt": 5, "tiny": 200}
 

@@ -68,7 +68,7 @@ def test_results_carry_each_steps_maximum_and_minimum_over_the_ranks():
 
 def test_a_rank_with_a_step_more_in_an_all_reduce_closes_the_channel():
     def other(tensor):  # the other rank sent a second row in this all-reduce
-        half, width = tensor.numel() // 2, tensor.numel() // 2 // BATCH
+        width = tensor.numel() // 2 // BATCH
         theirs = tensor.clone()
         theirs[width] = 1.0
         return theirs

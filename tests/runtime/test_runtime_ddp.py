@@ -137,7 +137,7 @@ def test_action_raise_stops_every_rank_at_the_first_unsynchronised_step():
     raised = re.findall(r"GradGuardError: (\S+): step\(\): the gradients SGD \(\S+\)\.step\(\) was "
                         r"about to apply at step (\d+) differed between ranks 0, 1", run.stderr)
     # NOTE: spawn's children end without exit handlers, so the raise is what each rank says
-    assert raised == [("fixtures/runtime/ddp/train_ddp_sync.py:%d" % line, "1")], run.stderr
+    assert raised == [(f"fixtures/runtime/ddp/train_ddp_sync.py:{line}", "1")], run.stderr
 
 
 def test_a_rank_that_skips_a_step_hangs_nobody_and_the_report_says_what_was_not_compared():

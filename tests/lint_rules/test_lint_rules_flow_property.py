@@ -10,9 +10,8 @@ sequence.
 """
 from __future__ import annotations
 
-import re
-
 import itertools
+import re
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -164,4 +163,15 @@ def test_applying_fixes_one_at_a_time_converges_to_a_clean_program(body) -> None
         source = apply_fixes(source, fixable[:1])
         compile(source, "fixed.py", "exec")
     left = check_source(source, strict=True)
-    assert all("applies the same gradients again" in f.message for f in left), source
+    assert all(f.fix is None for f in left), source
+    # what stays has no fix on purpose: a second step with nothing new to apply, or a reset
+    # that clears a backward placed after the step, in the previous iteration (is the
+    # backward misplaced, or the step? the author's call)
+    assert all("applies the same gradients again" in f.message or _backward_after_step(f.message)
+               for f in left), source
+
+
+def _backward_after_step(message: str) -> bool:
+    found = re.search(r"`loss.backward\(\)` \(line (\d+)\) before `optimizer.step\(\)` \(line (\d+)\)",
+                      message)
+    return found is not None and int(found.group(1)) > int(found.group(2))

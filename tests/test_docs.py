@@ -500,16 +500,17 @@ def test_the_harness_fails_a_wrong_example(helper, sandbox):
 
 def test_the_readme_counts_the_fixture_programs():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    programs = len(list((ROOT / "fixtures" / "lint").glob("*.py")))
-    minimal = len(list((ROOT / "fixtures" / "lint" / "wild").glob("*.py")))
+    lint = ROOT / "fixtures" / "lint"
+    counts = tuple(len(list(folder.glob("*.py"))) for folder in (lint, lint / "wild", lint / "shapes"))
     claims = re.findall(r"`fixtures/lint/` holds (\d+) whole programs.*?`fixtures/lint/wild/` "
-                        r"(\d+) minimal programs", text, re.S)
-    layout = re.findall(r"lint/ \((\d+) programs and (\d+) minimal ones", text)
+                        r"(\d+) minimal programs.*?`fixtures/lint/shapes/` (\d+) minimal programs",
+                        text, re.S)
+    layout = re.findall(r"lint/ \((\d+) programs and (\d+) minimal ones in wild/ and (\d+) in shapes/",
+                        text)
     assert claims and layout, "the README no longer states the fixture counts where this test looks"
     for stated in claims + layout:
-        assert (int(stated[0]), int(stated[1])) == (programs, minimal), (
-            f"the README says {stated[0]} programs and {stated[1]} minimal ones; "
-            f"fixtures/lint/ holds {programs} and fixtures/lint/wild/ {minimal}")
+        assert tuple(map(int, stated)) == counts, (
+            f"the README says {stated} programs (top level, wild/, shapes/); there are {counts}")
 
 
 def test_matching_and_sessions():

@@ -42,6 +42,12 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     A prepared optimizer's `zero_grad()` right after a `with accelerator.accumulate(...)`
     block is gated by the same sync flag, as accelerate does.
 
+    ## Precision
+    Medium. On repositories held out from development (see docs/lint.md, "Precision"): 8
+    real bugs and 3 false alarms on the first held-out part (72.7%), no finding on the second.
+    The false alarms were steps skipped on purpose (a dry-run flag, a warm-up that only fills
+    a queue) and a reset under `if i == 0:` (no longer reported).
+
     ## Example
     ```python
     for i, (x, y) in enumerate(loader):

@@ -31,6 +31,13 @@ class LossAccumulatedWithGraph(Rule):
     that is itself backpropagated later (summing losses on purpose) is not flagged. A loss
     returned by a helper that backpropagated it counts as the loss at its call.
 
+    ## Precision
+    Medium. On the held-out parts: `sum` 8 real bugs and 2 false alarms (80%), `append` 6 and
+    4 (the 4 on the first part, shapes no longer reported: lists bounded by a first-step
+    guard, backpropagated later, or living for one step), `method` 3 and 0. What a total keeps
+    after a plain `backward()` is the chain of graph nodes, not the saved activations, so the
+    leak is real but grows by kilobytes a step, not by the activations' size.
+
     ## Example
     ```python
     for x, y in loader:

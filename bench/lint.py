@@ -76,6 +76,10 @@ def build_corpus(git_dirs: dict[str, str], names: tuple[str, ...] = CORPORA) -> 
     if "fixtures" in names:
         if not fixtures.exists():
             shutil.copytree(ROOT.parent / "fixtures", fixtures)
+        # the copy is a project of its own, as fixtures/ is inside this checkout: without a
+        # root marker its project would be this folder, where `import torch` finds the copy
+        # of torch beside it and the analysis would read torch's modules
+        (fixtures / "pyproject.toml").touch()
         roots["fixtures"] = fixtures
     for name, (url, commit) in ((n, pin) for n, pin in REPOSITORIES.items() if n in names):
         target = CORPUS / name

@@ -584,6 +584,11 @@ class ModuleIndex:
         if type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id in self.imports:
             found = self.imported(func.value.id, func.attr)
             return found if isinstance(found, syntax.FUNCTIONS) else None
+        if type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self":
+            # `self.optimizer_zero_grad(mod)`: a method inherited from another module's class
+            cls = self._class_around(call)
+            found = self.class_method(cls, func.attr) if cls else None
+            return found if found is not None and id(found) in self._owners else None
         if type(func) is ast.Attribute:  # `trainer.fit(...)`, `trainer = Trainer(...)` imported
             cls = self.instance_class(dotted(func.value))
             node = self.classes.get(cls) if cls else None
@@ -641,6 +646,15 @@ class ModuleIndex:
                 text, _ = syntax.canonical_test(node.test, self.text.segment)
                 (self._repeated_tests if text in seen else seen).add(text)
         return self._repeated_tests
+
+    def _class_around(self, node: ast.AST) -> str | None:
+        """The class of the method ``node`` sits in, if any."""
+        current = self.parents.get(id(node))
+        while current is not None:
+            if isinstance(current, syntax.FUNCTIONS) and id(current) in self.class_of:
+                return self.class_of[id(current)]
+            current = self.parents.get(id(current))
+        return None
 
     def enclosing_class(self, function: ast.AST) -> str | None:
         """Class name for a method, else None."""

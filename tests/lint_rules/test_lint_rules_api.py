@@ -110,8 +110,11 @@ def test_rules_carry_codes_names_docs_and_fix_safety() -> None:
         assert rule.MESSAGE and rule.FIX_SAFETY in ("safe", "unsafe", "mixed", "none")
         doc = inspect.cleandoc(rule.__doc__)
         headings = re.findall(r"^## (.+)$", doc, flags=re.MULTILINE)
-        assert headings == ["What it does", "Why is this bad?", "Known problems", "Example",
-                            "Use instead", "Fix safety"], rule.CODE
+        assert headings == ["What it does", "Why is this bad?", "Known problems", "Precision",
+                            "Example", "Use instead", "Fix safety"], rule.CODE
+        # CodeQL states a query's precision; a rule states its own, measured on held-out code
+        precision = doc.split("## Precision", 1)[1].split("##", 1)[0]
+        assert re.search(r"\d+ real bugs? and (\d+|no) false alarms?|\d+%", precision), rule.CODE
 
 
 def test_the_package_does_not_import_heavy_or_gradcheck_modules() -> None:

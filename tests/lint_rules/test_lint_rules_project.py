@@ -156,3 +156,47 @@ def train(model, optimizer, loader, k):
         "# -*- coding: latin-1 -*-\n# remise à zéro\ndef clear(optimizer):\n"
         "    optimizer.zero_grad()\n".encode("latin-1"))
     assert lint(script) == [(6, "GC001", False)]
+
+
+RUNNER_BASE = '''\
+import torch
+
+
+class Runner:
+    def __init__(self, model, use_optimizer=True):
+        self.model = model
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1) if use_optimizer else None
+
+    def optimizer_zero_grad(self, mod):
+        if self.optimizer is not None:
+            self.optimizer.zero_grad(True)
+        else:
+            mod.zero_grad(True)
+
+    def optimizer_step(self):
+        if self.optimizer is not None:
+            self.optimizer.step()
+'''
+
+
+def _runner_project(tmp_path: Path, body: str) -> Path:
+    script = project(tmp_path, "from pkg.runner import Runner\n\n\nclass TextRunner(Runner):\n"
+                               "    def train_step(self, mod, inputs):\n" + body +
+                     "\n    def run(self, batches):\n        for inputs in batches:\n"
+                     "            self.train_step(self.model, inputs)\n")
+    (tmp_path / "pkg" / "runner.py").write_text(RUNNER_BASE)
+    return script
+
+
+def test_a_reset_method_inherited_from_another_modules_class_counts(tmp_path: Path) -> None:
+    script = _runner_project(tmp_path, "        self.optimizer_zero_grad(mod)\n"
+                                       "        mod(**inputs).loss.backward()\n"
+                                       "        self.optimizer_step()\n")
+    assert lint(script) == []
+
+
+def test_an_inherited_reset_between_backward_and_step_is_reported_at_its_call(tmp_path: Path) -> None:
+    script = _runner_project(tmp_path, "        mod(**inputs).loss.backward()\n"
+                                       "        self.optimizer_zero_grad(mod)\n"
+                                       "        self.optimizer_step()\n")
+    assert lint(script) == [(7, "GC001", False)]

@@ -1,0 +1,362 @@
+"""Fused rows: composite layers (layer norm, attention, an LSTM layer, convolutions) as ONE
+graph node each, with a numpy forward and a numpy backward.
+
+Why: a small model's training step is a few hundred ops on small tensors, and the engine
+pays several microseconds of Python per op in forward and again per op inside each rule in
+backward, where torch runs one C++ kernel per layer (``NativeLayerNormBackward0``,
+``ConvolutionBackward0``, ...). A fused row runs the whole layer in one dispatch and its
+rule in plain numpy.
+
+Exactness: the forward computes what the composite computes, in the same order. The numpy
+rule runs only when the backward is not itself recorded. Under ``create_graph=True`` the rule
+rebuilds the composite from the engine's differentiable ops on the saved inputs and
+differentiates that (``autograd.grad`` with ``create_graph``), so every higher derivative is
+the composite's, exactly as before fusion.
+
+Rows that need intermediate arrays in backward (a layer norm's ``rstd``, an LSTM's gates)
+get them from the forward through an ``aux`` list attribute, which the node keeps.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from gradcheck.ref import grad_mode, im2col
+from gradcheck.ref.dispatch import Op
+from gradcheck.ref.tensors import _make
+
+
+def on_numpy(*tensors) -> bool:
+    """Fused rows run on numpy arrays of one dtype; anything else (CuPy, mixed dtypes) takes
+    the composite path, which handles it."""
+    dtype = tensors[0]._data.dtype
+    return all(type(t._data) is np.ndarray and t._data.dtype == dtype for t in tensors)
+
+
+def fusable_mask(mask, *tensors) -> bool:
+    """An additive attention mask the fused row can take: absent, or a float constant."""
+    if mask is None:
+        return on_numpy(*tensors)
+    return not mask._rg and on_numpy(*tensors, mask)
+
+
+def fused_op(name: str, forward: Callable, backward: Callable, composite: Callable,
+             saves="all", saves_output: bool = False) -> Op:
+    """A table row whose rule is ``backward(ctx, g, *saved_arrays)`` (numpy, returning one
+    array or None per input), or the composite's derivative under ``create_graph``."""
+
+    def rule(ctx, g):
+        if grad_mode._enabled[0]:
+            return _through_composite(ctx, g, composite)
+        saved = ctx.saved_tensors
+        grads = backward(ctx, g._data, *[None if t is None else t._data for t in saved])
+        return tuple(None if a is None else _make(a) for a in grads)
+
+    return Op(name, forward, rule, saves, saves_output)
+
+
+def _through_composite(ctx, g, composite: Callable) -> tuple:
+    """The composite's gradient as a recorded graph (create_graph=True)."""
+    from gradcheck.ref.autograd import grad
+
+    inputs = list(ctx.saved_tensors)
+    wanted = [i for i, need in enumerate(ctx.needs_input_grad) if need]
+    # NOTE: a fresh view per input gives autograd.grad a node of its own to stop at, so the
+    # hooks and other consumers of the input's own grad_fn are not touched.
+    for i in wanted:
+        inputs[i] = inputs[i].view_as(inputs[i])
+    out = composite(ctx, *inputs)
+    found = grad(out, [inputs[i] for i in wanted], g, create_graph=True, allow_unused=True)
+    grads = [None] * len(inputs)
+    for i, value in zip(wanted, found):
+        grads[i] = value
+    return tuple(grads)
+
+
+def _sum_to_vector(g, axes) -> np.ndarray:
+    return np.add.reduce(g, axis=axes) if axes else g
+
+
+# ---- layer norm ---------------------------------------------------------------------------
+def _layer_norm_forward(x, *params, dims, eps, affine, aux):
+    mean = x.mean(axis=dims, keepdims=True)
+    centered = x - mean
+    var = (centered * centered).mean(axis=dims, keepdims=True)
+    std = np.sqrt(var + eps)
+    xhat = centered / std
+    aux[:] = [xhat, std]
+    out = xhat
+    weight, bias = _affine(params, affine)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def _affine(params, affine):
+    """(weight or None, bias or None) from the present ones, in that order."""
+    it = iter(params)
+    return tuple(next(it) if present else None for present in affine)
+
+
+def _layer_norm_backward(ctx, g, x, *params):
+    xhat, std = ctx.aux
+    weight, _ = _affine(params, ctx.affine)
+    batch = tuple(range(x.ndim - len(ctx.dims)))
+    grads = [None]
+    if ctx.needs_input_grad[0]:
+        gx = g * weight if weight is not None else g
+        dims = ctx.dims
+        inner = gx - gx.mean(axis=dims, keepdims=True) - xhat * (gx * xhat).mean(
+            axis=dims, keepdims=True)
+        grads[0] = inner / std
+    k = 1
+    for present, sums in zip(ctx.affine, (g * xhat, g)):
+        if present:
+            grads.append(_sum_to_vector(sums, batch) if ctx.needs_input_grad[k] else None)
+            k += 1
+    return grads
+
+
+def _layer_norm_composite(ctx, x, *params):
+    mean = x.mean(dim=ctx.dims, keepdim=True)
+    centered = x - mean
+    var = (centered * centered).mean(dim=ctx.dims, keepdim=True)
+    out = centered / (var + ctx.eps).sqrt()
+    weight, bias = _affine(params, ctx.affine)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+# ---- attention: softmax(q k^T * scale + mask) v --------------------------------------------
+def _attention_forward(q, k, v, *mask, scale, scale_query, aux):
+    # NOTE: multi_head_attention_forward scales q before the product, F.sdpa the product.
+    scores = (q * scale) @ k.swapaxes(-1, -2) if scale_query else q @ k.swapaxes(-1, -2) * scale
+    if mask:
+        scores = scores + mask[0]
+    shifted = scores - scores.max(axis=-1, keepdims=True)
+    e = np.exp(shifted)
+    weights = e / e.sum(axis=-1, keepdims=True)
+    aux[:] = [weights]
+    return weights @ v
+
+
+def _attention_backward(ctx, g, q, k, v, *mask):
+    (weights,) = ctx.aux
+    need = ctx.needs_input_grad
+    gv = _sum_batch(weights.swapaxes(-1, -2) @ g, v.shape) if need[2] else None
+    gq = gk = None
+    if need[0] or need[1]:
+        gw = g @ v.swapaxes(-1, -2)
+        gs = weights * (gw - (gw * weights).sum(axis=-1, keepdims=True))
+        if need[0]:
+            gq = _sum_batch(gs @ k * ctx.scale, q.shape)
+        if need[1]:
+            kq = q * ctx.scale if ctx.scale_query else q
+            gk = gs.swapaxes(-1, -2) @ kq
+            gk = _sum_batch(gk if ctx.scale_query else gk * ctx.scale, k.shape)
+    return (gq, gk, gv) + (None,) * len(mask)
+
+
+def _sum_batch(g, shape):
+    """Reduce broadcast batch dims of ``g`` back to ``shape``."""
+    if g.shape == tuple(shape):
+        return g
+    from gradcheck.ref.broadcast import sum_to
+
+    return sum_to(_make(g), tuple(shape))._data
+
+
+def _attention_composite(ctx, q, k, v, *mask):
+    import gradcheck.ref as torch
+
+    if ctx.scale_query:
+        scores = (q * ctx.scale) @ k.transpose(-2, -1)
+    else:
+        scores = q @ k.transpose(-2, -1) * ctx.scale
+    if mask:
+        scores = scores + mask[0]
+    return torch.softmax(scores, -1) @ v
+
+
+# ---- one LSTM layer over a whole sequence --------------------------------------------------
+def _sigmoid(a):
+    # the same stable form as the table's sigmoid row
+    e = np.exp(-np.abs(a))
+    return np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
+
+
+def _lstm_forward(gi, h0, c0, w_hh, *b_hh, aux):
+    """``gi`` (T, B, 4H) is the input projection; returns (T, 2, B, H): h_t and c_t."""
+    steps, hidden = gi.shape[0], h0.shape[-1]
+    out = np.empty((steps, 2) + h0.shape, dtype=gi.dtype)
+    acts = np.empty(gi.shape, dtype=gi.dtype)
+    tanh_c = np.empty((steps,) + h0.shape, dtype=gi.dtype)
+    h, c, w_t = h0, c0, w_hh.T
+    for t in range(steps):
+        recurrent = h @ w_t
+        if b_hh:
+            recurrent += b_hh[0]
+        gates = gi[t] + recurrent
+        act = acts[t]
+        act[:] = _sigmoid(gates)
+        act[:, 2 * hidden:3 * hidden] = np.tanh(gates[:, 2 * hidden:3 * hidden])
+        i, f, g, o = (act[:, j * hidden:(j + 1) * hidden] for j in range(4))
+        c = f * c + i * g
+        tanh_c[t] = np.tanh(c)
+        h = o * tanh_c[t]
+        out[t, 0], out[t, 1] = h, c
+    aux[:] = [acts, tanh_c]
+    return out
+
+
+def _lstm_backward(ctx, g, gi, h0, c0, w_hh, *b_hh):
+    acts, tanh_c = ctx.aux
+    out = ctx.result._data
+    steps, hidden = gi.shape[0], h0.shape[-1]
+    d_gates = np.empty(gi.shape, dtype=gi.dtype)
+    dh_next = np.zeros(h0.shape, dtype=gi.dtype)
+    dc_next = np.zeros(h0.shape, dtype=gi.dtype)
+    for t in range(steps - 1, -1, -1):
+        i, f, gg, o = (acts[t, :, j * hidden:(j + 1) * hidden] for j in range(4))
+        c_prev = out[t - 1, 1] if t else c0
+        dh = g[t, 0] + dh_next
+        dc = g[t, 1] + dc_next + dh * o * (1 - tanh_c[t] * tanh_c[t])
+        dg = d_gates[t]
+        dg[:, :hidden] = dc * gg * i * (1 - i)
+        dg[:, hidden:2 * hidden] = dc * c_prev * f * (1 - f)
+        dg[:, 2 * hidden:3 * hidden] = dc * i * (1 - gg * gg)
+        dg[:, 3 * hidden:] = dh * tanh_c[t] * o * (1 - o)
+        dh_next = dg @ w_hh
+        dc_next = dc * f
+    need = ctx.needs_input_grad
+    grads = [d_gates if need[0] else None, dh_next if need[1] else None,
+             dc_next if need[2] else None, None]
+    if need[3]:
+        h_prev = np.concatenate([h0[None], out[:-1, 0]], 0)
+        grads[3] = d_gates.reshape(-1, d_gates.shape[-1]).T @ h_prev.reshape(-1, hidden)
+    if b_hh:
+        grads.append(d_gates.sum(axis=(0, 1)) if need[4] else None)
+    return grads
+
+
+def _lstm_composite(ctx, gi, h0, c0, w_hh, *b_hh):
+    import gradcheck.ref as torch
+    from gradcheck.ref.nn.rnn import _lstm_step
+
+    h, c, rows = h0, c0, []
+    for t in range(gi.shape[0]):
+        h, c = _lstm_step(gi[t], h, w_hh, b_hh[0] if b_hh else None, c)
+        rows.append(torch.stack([h, c]))
+    return torch.stack(rows)
+
+
+# ---- convolution and transposed convolution ------------------------------------------------
+def _conv_forward(x, w, *bias, stride, padding, dilation, groups, aux):
+    n, size = x.shape[0], x.shape[2:]
+    kernel = w.shape[2:]
+    grid = im2col._grid(size, kernel, dilation, padding, stride)
+    cols = im2col.unfold(x, kernel, dilation, padding, stride)  # (C*k, N*L)
+    out_c = w.shape[0]
+    if groups == 1:
+        out = w.reshape(out_c, -1) @ cols
+    else:
+        out = w.reshape(groups, out_c // groups, -1) @ cols.reshape(groups, -1, cols.shape[-1])
+    aux[:] = [cols]
+    out = out.reshape(out_c, n, -1).swapaxes(0, 1).reshape((n, out_c) + tuple(grid))
+    if bias:
+        out = out + bias[0].reshape((1, -1) + (1,) * len(grid))
+    return out
+
+
+def _conv_backward(ctx, g, x, w, *bias):
+    (cols,) = ctx.aux
+    need, groups = ctx.needs_input_grad, ctx.groups
+    n, out_c = g.shape[:2]
+    gm = g.reshape(n, out_c, -1).swapaxes(0, 1).reshape(out_c, -1)  # (O, N*L)
+    gx = gw = None
+    if groups == 1:
+        if need[0]:
+            gcols = w.reshape(out_c, -1).T @ gm
+        if need[1]:
+            gw = (gm @ cols.T).reshape(w.shape)
+    else:
+        gm = gm.reshape(groups, out_c // groups, -1)
+        wg = w.reshape(groups, out_c // groups, -1)
+        if need[0]:
+            gcols = (wg.swapaxes(-1, -2) @ gm).reshape(-1, gm.shape[-1])
+        if need[1]:
+            gw = (gm @ cols.reshape(groups, -1, cols.shape[-1]).swapaxes(-1, -2)).reshape(w.shape)
+    if need[0]:
+        gx = im2col.fold(gcols, x.shape, w.shape[2:], ctx.dilation, ctx.padding, ctx.stride)
+    grads = [gx, gw]
+    if bias:
+        grads.append(np.add.reduce(g, axis=(0,) + tuple(range(2, g.ndim))) if need[2] else None)
+    return grads
+
+
+def _conv_composite(ctx, x, w, *bias):
+    from gradcheck.ref.nn.conv import _conv
+
+    return _conv(x, w, bias[0] if bias else None, ctx.stride, ctx.padding, ctx.dilation,
+                 ctx.groups, w.ndim - 2, fused=False)
+
+
+def _conv_transpose_forward(x, w, *bias, stride, padding, dilation, groups, size, aux):
+    n, in_c = x.shape[:2]
+    grid, kernel = x.shape[2:], w.shape[2:]
+    out_c = w.shape[1] * groups
+    xm = x.reshape(n, in_c, -1).swapaxes(0, 1).reshape(groups, in_c // groups, -1)
+    wt = w.reshape(groups, in_c // groups, -1).swapaxes(-1, -2)
+    cols = (wt @ xm).reshape(-1, xm.shape[-1])
+    aux[:] = [xm]
+    out = im2col.fold(cols, (n, out_c) + tuple(size), kernel, dilation, padding, stride,
+                      tuple(grid))
+    if bias:
+        out = out + bias[0].reshape((1, -1) + (1,) * len(grid))
+    return out
+
+
+def _conv_transpose_backward(ctx, g, x, w, *bias):
+    (xm,) = ctx.aux
+    need, groups = ctx.needs_input_grad, ctx.groups
+    n, in_c = x.shape[:2]
+    grid, kernel = x.shape[2:], w.shape[2:]
+    gcols = im2col.unfold(g, kernel, ctx.dilation, ctx.padding, ctx.stride, tuple(grid))
+    gcols = gcols.reshape(groups, -1, gcols.shape[-1])  # (G, O/G * k, N*L)
+    gx = gw = None
+    if need[0]:
+        wg = w.reshape(groups, in_c // groups, -1)
+        gx = (wg @ gcols).reshape(in_c, n, -1).swapaxes(0, 1).reshape(x.shape)
+    if need[1]:
+        gw = (xm @ gcols.swapaxes(-1, -2)).reshape(w.shape)
+    grads = [gx, gw]
+    if bias:
+        grads.append(np.add.reduce(g, axis=(0,) + tuple(range(2, g.ndim))) if need[2] else None)
+    return grads
+
+
+def _conv_transpose_composite(ctx, x, w, *bias):
+    from gradcheck.ref.nn.conv import _conv_transpose_graph
+
+    return _conv_transpose_graph(x, w, bias[0] if bias else None, ctx.stride, ctx.padding,
+                                 ctx.groups, ctx.dilation, tuple(ctx.size))
+
+
+FUSED = {
+    "layer_norm": fused_op("NativeLayerNormBackward0", _layer_norm_forward,
+                           _layer_norm_backward, _layer_norm_composite),
+    "attention": fused_op("ScaledDotProductAttentionBackward0", _attention_forward,
+                          _attention_backward, _attention_composite),
+    "lstm_layer": fused_op("LstmBackward0", _lstm_forward, _lstm_backward, _lstm_composite,
+                           saves_output=True),
+    "convolution": fused_op("ConvolutionBackward0", _conv_forward, _conv_backward,
+                            _conv_composite),
+    "conv_transpose": fused_op("ConvolutionBackward0", _conv_transpose_forward,
+                               _conv_transpose_backward, _conv_transpose_composite),
+}

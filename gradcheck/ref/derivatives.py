@@ -836,6 +836,18 @@ def _scatter_reduce(ctx, g):
                               "gradcheck.ref; use 'sum', 'mean', 'amax' or 'amin'")
 
 
+def _leaky_relu_forward(a, slope):
+    return np.where(a > 0, a, a * slope)
+
+
+def _leaky_relu(ctx, g):
+    # the slope is piecewise constant in the input: a constant factor, no graph of its own;
+    # in place (LeakyReluBackward1) the result is saved, whose sign is the input's
+    a = ctx.result if ctx.name().endswith("1") else _x(ctx)
+    factor = np.where(a._data > 0, 1.0, ctx.slope).astype(g._data.dtype, copy=False)
+    return (g * _make(factor),)
+
+
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 
 
@@ -980,6 +992,8 @@ TABLE = {
                    lambda ctx, g: (g * ctx.result * math.log(2),), False, True),
     "log2": _unary("Log2Backward0", np.log2, lambda ctx, g: (g / (_x(ctx) * math.log(2)),)),
     "gelu": _unary("GeluBackward0", _gelu_forward, _gelu),
+    "leaky_relu": _unary("LeakyReluBackward0", _leaky_relu_forward, _leaky_relu),
+    "leaky_relu_": _unary("LeakyReluBackward1", _leaky_relu_forward, _leaky_relu, False, True),
     "prod": _unary("ProdBackward1", lambda a, dim, keepdim: np.prod(a, axis=dim,
                                                                   keepdims=keepdim), _prod),
     "flip": _unary("FlipBackward0", lambda a, dims: np.flip(a, dims).copy(),

@@ -133,6 +133,51 @@ def _layer_norm_composite(ctx, x, *params):
     return out
 
 
+# ---- batch norm in training, with its per-channel affine ------------------------------------
+def _channel(v, ndim):
+    return v.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def _batch_norm_forward(x, *params, dims, eps, affine, mean, var, aux):
+    rstd = 1.0 / np.sqrt(var + eps)
+    out = xhat = (x - mean) * rstd
+    aux[:] = [xhat, rstd]
+    weight, bias = _affine(params, affine)
+    if weight is not None:
+        out = out * _channel(weight, x.ndim)
+    if bias is not None:
+        out = out + _channel(bias, x.ndim)
+    return out
+
+
+def _batch_norm_backward(ctx, g, x, *params):
+    xhat, rstd = ctx.aux
+    weight, _ = _affine(params, ctx.affine)
+    dims = ctx.dims
+    grads = [None]
+    if ctx.needs_input_grad[0]:
+        gx = g * _channel(weight, x.ndim) if weight is not None else g
+        inner = gx - gx.mean(axis=dims, keepdims=True) - xhat * (gx * xhat).mean(
+            axis=dims, keepdims=True)
+        grads[0] = rstd * inner
+    k = 1
+    for present, sums in zip(ctx.affine, (g * xhat, g)):
+        if present:
+            grads.append(np.add.reduce(sums, axis=dims) if ctx.needs_input_grad[k] else None)
+            k += 1
+    return grads
+
+
+def _batch_norm_composite(ctx, x, *params):
+    from gradcheck.ref.derivatives import TABLE
+    from gradcheck.ref.dispatch import apply
+    from gradcheck.ref.nn.normalization import channel_affine
+
+    out = apply(TABLE["batch_norm"], x, _make(ctx.mean), _make(ctx.var), dims=ctx.dims,
+                eps=ctx.eps)
+    return channel_affine(out, *_affine(params, ctx.affine))
+
+
 # ---- attention: softmax(q k^T * scale + mask) v --------------------------------------------
 def _attention_forward(q, k, v, *mask, scale, scale_query, aux):
     # NOTE: multi_head_attention_forward scales q before the product, F.sdpa the product.
@@ -351,6 +396,8 @@ def _conv_transpose_composite(ctx, x, w, *bias):
 FUSED = {
     "layer_norm": fused_op("NativeLayerNormBackward0", _layer_norm_forward,
                            _layer_norm_backward, _layer_norm_composite),
+    "batch_norm": fused_op("NativeBatchNormBackward0", _batch_norm_forward,
+                           _batch_norm_backward, _batch_norm_composite),
     "attention": fused_op("ScaledDotProductAttentionBackward0", _attention_forward,
                           _attention_backward, _attention_composite),
     "lstm_layer": fused_op("LstmBackward0", _lstm_forward, _lstm_backward, _lstm_composite,

@@ -50,12 +50,14 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
         >>> leaky_relu(torch.tensor([-2.0, 3.0]), 0.5).tolist()
         [-1.0, 3.0]
     """
-    if not inplace:
-        return torch.where(input > 0, input, input * negative_slope)
-    # The engine's scalar mul saves its tensor operand (torch saves nothing there), and the
-    # write below would invalidate it; scaling a clone keeps the graph valid. copy_ records
-    # the in-place edit in the graph, as torch's leaky_relu_ does.
-    return input.copy_(torch.where(input > 0, input, input.clone() * negative_slope))
+    from gradcheck.ref.derivatives import TABLE
+    from gradcheck.ref.inplace import inplace as in_place
+
+    def row(t, name="leaky_relu"):
+        return apply(TABLE[name], t, slope=negative_slope)
+
+    # in place, the node becomes the input's grad_fn, as torch's leaky_relu_ does
+    return in_place(input, row, "leaky_relu_") if inplace else row(input)
 
 
 def tanh(input: Tensor) -> Tensor:

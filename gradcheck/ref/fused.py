@@ -301,6 +301,67 @@ def _lstm_composite(ctx, gi, h0, c0, w_hh, *b_hh):
     return torch.stack(rows)
 
 
+# ---- one GRU layer over a whole sequence ---------------------------------------------------
+def _gru_forward(gi, h0, w_hh, *b_hh, aux):
+    """``gi`` (T, B, 3H) is the input projection; returns the (T, B, H) hidden states."""
+    steps, hidden = gi.shape[0], h0.shape[-1]
+    out = np.empty((steps,) + h0.shape, dtype=gi.dtype)
+    acts = np.empty(gi.shape, dtype=gi.dtype)  # r, z, n
+    h_new = np.empty((steps,) + h0.shape, dtype=gi.dtype)  # the recurrent part of n
+    h, w_t = h0, w_hh.T
+    for t in range(steps):
+        gh = h @ w_t
+        if b_hh:
+            gh += b_hh[0]
+        act = acts[t]
+        act[:, :2 * hidden] = _sigmoid(gi[t, :, :2 * hidden] + gh[:, :2 * hidden])
+        r, z = act[:, :hidden], act[:, hidden:2 * hidden]
+        h_new[t] = gh[:, 2 * hidden:]
+        act[:, 2 * hidden:] = np.tanh(gi[t, :, 2 * hidden:] + r * h_new[t])
+        h = out[t] = (1 - z) * act[:, 2 * hidden:] + z * h
+    aux[:] = [acts, h_new]
+    return out
+
+
+def _gru_backward(ctx, g, gi, h0, w_hh, *b_hh):
+    acts, h_new = ctx.aux
+    out = ctx.result._data
+    steps, hidden = gi.shape[0], h0.shape[-1]
+    d_gi = np.empty(gi.shape, dtype=gi.dtype)
+    d_gh = np.empty(gi.shape, dtype=gi.dtype)
+    dh_next = np.zeros(h0.shape, dtype=gi.dtype)
+    for t in range(steps - 1, -1, -1):
+        r, z, n = (acts[t, :, j * hidden:(j + 1) * hidden] for j in range(3))
+        h_prev = out[t - 1] if t else h0
+        dh = g[t] + dh_next
+        dn = dh * (1 - z) * (1 - n * n)
+        dr = dn * h_new[t] * r * (1 - r)
+        dz = dh * (h_prev - n) * z * (1 - z)
+        d_gi[t, :, :hidden], d_gi[t, :, hidden:2 * hidden], d_gi[t, :, 2 * hidden:] = dr, dz, dn
+        d_gh[t, :, :2 * hidden] = d_gi[t, :, :2 * hidden]
+        d_gh[t, :, 2 * hidden:] = dn * r
+        dh_next = dh * z + d_gh[t] @ w_hh
+    need = ctx.needs_input_grad
+    grads = [d_gi if need[0] else None, dh_next if need[1] else None, None]
+    if need[2]:
+        h_prev = np.concatenate([h0[None], out[:-1]], 0)
+        grads[2] = d_gh.reshape(-1, d_gh.shape[-1]).T @ h_prev.reshape(-1, hidden)
+    if b_hh:
+        grads.append(d_gh.sum(axis=(0, 1)) if need[3] else None)
+    return grads
+
+
+def _gru_composite(ctx, gi, h0, w_hh, *b_hh):
+    import gradcheck.ref as torch
+    from gradcheck.ref.nn.rnn import _gru_step
+
+    h, rows = h0, []
+    for t in range(gi.shape[0]):
+        h, _ = _gru_step(gi[t], h, w_hh, b_hh[0] if b_hh else None)
+        rows.append(h)
+    return torch.stack(rows)
+
+
 # ---- convolution and transposed convolution ------------------------------------------------
 def _conv_forward(x, w, *bias, stride, padding, dilation, groups, aux):
     n, size = x.shape[0], x.shape[2:]
@@ -402,6 +463,8 @@ FUSED = {
                           _attention_backward, _attention_composite),
     "lstm_layer": fused_op("LstmBackward0", _lstm_forward, _lstm_backward, _lstm_composite,
                            saves_output=True),
+    "gru_layer": fused_op("GruBackward0", _gru_forward, _gru_backward, _gru_composite,
+                          saves_output=True),
     "convolution": fused_op("ConvolutionBackward0", _conv_forward, _conv_backward,
                             _conv_composite),
     "conv_transpose": fused_op("ConvolutionBackward0", _conv_transpose_forward,

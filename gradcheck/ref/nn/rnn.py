@@ -187,6 +187,14 @@ class RNNBase(Module):
                     finals_h.append(h)
                     finals_c.append(c)
                     continue
+                if self.mode == "GRU" and sizes is None and on_numpy(gi, h, w_hh,
+                                                                     *_present(b_hh)):
+                    seq = apply(FUSED["gru_layer"], gi.flip(0) if d else gi, h, w_hh,
+                                *_present(b_hh), aux=[])
+                    outputs.append(seq.flip(0) if d else seq)
+                    finals_h.append(seq[-1])
+                    finals_c.append(None)
+                    continue
                 steps = range(x.shape[0] - 1, -1, -1) if d else range(x.shape[0])
                 seq = [None] * x.shape[0]
                 for t in steps:

@@ -149,6 +149,13 @@ def _minimum(ctx, g):
 def _matmul(ctx, g):
     a, b = ctx.saved_tensors  # a is saved only when b needs a grad, and b only when a does
     a_nd, b_nd = len(ctx.in_meta[0][0]), len(ctx.in_meta[1][0])
+    if not grad_mode._enabled[0] and type(g._data) is np.ndarray:
+        g2 = g._data.reshape(1, 1) if g.ndim == 0 else g._data
+        if g.ndim and a_nd == 1:
+            g2 = g2[..., None, :]
+        if g.ndim and b_nd == 1:
+            g2 = g2[..., None]
+        return _matmul_arrays(ctx, g2, a, b, a_nd, b_nd)
     g2 = g.unsqueeze(-1).unsqueeze(-1) if g.ndim == 0 else g
     if g.ndim and a_nd == 1:
         g2 = g2.unsqueeze(-2)
@@ -169,6 +176,26 @@ def _matmul(ctx, g):
     return ga, gb
 
 
+def _matmul_arrays(ctx, g2, a, b, a_nd, b_nd):
+    """``_matmul`` on the arrays when the backward is not recorded (the same products)."""
+    ga = gb = None
+    if ctx.needs_input_grad[0]:
+        b2 = b._data[:, None] if b_nd == 1 else b._data
+        if ctx.a_f and g2.ndim == 2:
+            ga = (b2 @ g2.swapaxes(-1, -2)).swapaxes(-1, -2)
+        else:
+            ga = g2 @ b2.swapaxes(-1, -2)
+        ga = _make(ga.squeeze(-2) if a_nd == 1 else ga)
+    if ctx.needs_input_grad[1]:
+        a2 = a._data[None] if a_nd == 1 else a._data
+        if ctx.b_f and g2.ndim == 2:
+            gb = (g2.swapaxes(-1, -2) @ a2).swapaxes(-1, -2)
+        else:
+            gb = a2.swapaxes(-1, -2) @ g2
+        gb = _make(gb.squeeze(-1) if b_nd == 1 else gb)
+    return ga, gb
+
+
 def f_ordered(array) -> bool:
     """True for a 2-D array laid out column-major only (e.g. the transpose of a C array)."""
     if array.ndim != 2:
@@ -179,6 +206,8 @@ def f_ordered(array) -> bool:
 
 def _linear(ctx, g):
     x, w = ctx.saved_tensors
+    if not grad_mode._enabled[0] and type(g._data) is np.ndarray:
+        return _linear_arrays(ctx, g._data, x, w)
     gx = g @ w if ctx.needs_input_grad[0] else None
     gw = None
     if ctx.needs_input_grad[1]:
@@ -186,6 +215,18 @@ def _linear(ctx, g):
         gw = g.reshape(-1, g.shape[-1]).mT @ x.reshape(-1, x.shape[-1])
     gb = g if len(ctx.needs_input_grad) > 2 and ctx.needs_input_grad[2] else None
     return (gx, gw, gb)[:len(ctx.needs_input_grad)]
+
+
+def _linear_arrays(ctx, g, x, w):
+    """The same rule on the arrays, when the backward is not recorded (no create_graph):
+    three GEMM/reduction calls instead of about eight dispatched ops."""
+    need = ctx.needs_input_grad
+    g2 = g.reshape(-1, g.shape[-1])
+    gx = _make(g @ w._data) if need[0] else None
+    gw = _make(g2.T @ x._data.reshape(-1, x.shape[-1])) if need[1] else None
+    if len(need) == 2:
+        return gx, gw
+    return gx, gw, (_make(np.add.reduce(g2, axis=0)) if need[2] else None)
 
 
 def _linear_forward(x, w, b=None):

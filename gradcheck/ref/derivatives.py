@@ -42,6 +42,75 @@ def _binary(name, forward, backward, saves=(0, 1), saves_output=False, saves_whe
 CROSS = ((1,), (0,))  # save input 0 when input 1 needs a grad, and the other way round
 
 
+# ---- rules on the arrays ---------------------------------------------------------------------
+def _on_arrays(raw, rule):
+    """``rule`` for the graph, ``raw(ctx, g_array)`` (numpy in, Tensors out) when the backward
+    is not recorded: the same arithmetic without one dispatch per step of the rule."""
+
+    def either(ctx, g):
+        if grad_mode._enabled[0] or type(g._data) is not np.ndarray:
+            return rule(ctx, g)
+        return raw(ctx, g._data)
+
+    either.__name__ = rule.__name__ if hasattr(rule, "__name__") else "rule"
+    return either
+
+
+def _result_array(ctx):
+    return ctx.result._data
+
+
+def _tanh_arrays(ctx, g):
+    r = _result_array(ctx)
+    return (_make(g * (1 - r * r)),)
+
+
+def _sigmoid_arrays(ctx, g):
+    r = _result_array(ctx)
+    return (_make(g * r * (1 - r)),)
+
+
+def _relu_arrays(ctx, g):
+    return (_make(g * (_result_array(ctx) > 0).astype(g.dtype)),)
+
+
+def _exp_arrays(ctx, g):
+    return (_make(g * _result_array(ctx)),)
+
+
+def _softmax_arrays(ctx, g):
+    r = _result_array(ctx)
+    return (_make(r * (g - (g * r).sum(axis=ctx.dim, keepdims=True))),)
+
+
+def _log_softmax_arrays(ctx, g):
+    r = _result_array(ctx)
+    return (_make(g - np.exp(r) * g.sum(axis=ctx.dim, keepdims=True)),)
+
+
+def _mul_arrays(ctx, g):
+    a, b = ctx.saved_tensors
+    for t in (a, b):
+        if t is not None and t._data.dtype != g.dtype:  # torch's promotion: the Tensor rule
+            return _mul(ctx, _make(g))
+    return (_make(g * b._data) if ctx.needs_input_grad[0] else None,
+            _make(g * a._data) if ctx.needs_input_grad[1] else None)
+
+
+def _cat_arrays(ctx, g):
+    grads, start, dim = [], 0, ctx.dim % g.ndim
+    for shape, _ in ctx.in_meta:
+        stop = start + shape[dim]
+        grads.append(_make(g[(slice(None),) * dim + (slice(start, stop),)]))
+        start = stop
+    return tuple(grads)
+
+
+def _stack_arrays(ctx, g):
+    dim = ctx.dim % g.ndim
+    return tuple(_make(g[(slice(None),) * dim + (i,)]) for i in range(len(ctx.in_meta)))
+
+
 # ---- helpers used by several rules ---------------------------------------------------------
 def _keep(g, dims, ndim, keepdim):
     """Re-insert the reduced dims of ``g`` so it broadcasts against the input."""
@@ -932,7 +1001,8 @@ def _gelu(ctx, g):
 TABLE = {
     "add": _binary("AddBackward0", np.add, lambda ctx, g: (g, g), saves=()),
     "sub": _binary("SubBackward0", np.subtract, lambda ctx, g: (g, -g), saves=()),
-    "mul": _binary("MulBackward0", np.multiply, _mul, saves_when=CROSS),
+    "mul": _binary("MulBackward0", np.multiply, _on_arrays(_mul_arrays, _mul),
+                   saves_when=CROSS),
     "div": _binary("DivBackward0", np.true_divide, _div, saves_when=((1,), (0, 1))),
     "pow": _binary("PowBackward1", _power, _pow, saves_output=True),
     "maximum": _binary("MaximumBackward0", np.maximum, _maximum),
@@ -947,7 +1017,8 @@ TABLE = {
     "rpow_scalar": _unary("PowBackward2", lambda a, base: _power(base, a), _rpow_scalar,
                           saves_input=False, saves_output=True),
     "neg": _unary("NegBackward0", np.negative, lambda ctx, g: (-g,), saves_input=False),
-    "exp": _unary("ExpBackward0", np.exp, lambda ctx, g: (g * ctx.result,), False, True),
+    "exp": _unary("ExpBackward0", np.exp, _on_arrays(_exp_arrays, lambda ctx, g: (
+        g * ctx.result,)), False, True),
     "log": _unary("LogBackward0", np.log, lambda ctx, g: (g / _x(ctx),)),
     "log1p": _unary("Log1PBackward0", np.log1p, lambda ctx, g: (g / (_x(ctx) + 1),)),
     "expm1": _unary("Expm1Backward0", np.expm1, lambda ctx, g: (g * (ctx.result + 1),), False,
@@ -960,12 +1031,12 @@ TABLE = {
     "cos": _unary("CosBackward0", np.cos, lambda ctx, g: (-g * _x(ctx).sin(),)),
     "tan": _unary("TanBackward0", np.tan, lambda ctx, g: (g * (1 + ctx.result ** 2),), False,
                   True),
-    "tanh": _unary("TanhBackward0", np.tanh, lambda ctx, g: (g * (1 - ctx.result ** 2),), False,
-                   True),
-    "sigmoid": _unary("SigmoidBackward0", _sigmoid_forward,
-                      lambda ctx, g: (g * ctx.result * (1 - ctx.result),), False, True),
-    "relu": _unary("ReluBackward0", lambda a: np.maximum(a, 0),
-                   lambda ctx, g: (g * _mask(ctx.result > 0, g),), False, True),
+    "tanh": _unary("TanhBackward0", np.tanh, _on_arrays(_tanh_arrays, lambda ctx, g: (
+        g * (1 - ctx.result ** 2),)), False, True),
+    "sigmoid": _unary("SigmoidBackward0", _sigmoid_forward, _on_arrays(
+        _sigmoid_arrays, lambda ctx, g: (g * ctx.result * (1 - ctx.result),)), False, True),
+    "relu": _unary("ReluBackward0", lambda a: np.maximum(a, 0), _on_arrays(
+        _relu_arrays, lambda ctx, g: (g * _mask(ctx.result > 0, g),)), False, True),
     "reciprocal": _unary("ReciprocalBackward0", np.reciprocal,
                          lambda ctx, g: (-g * ctx.result * ctx.result,), False, True),
     "clamp": _unary("ClampBackward1", _clamp_forward, _clamp),
@@ -974,8 +1045,10 @@ TABLE = {
     "ceil": _unary("CeilBackward0", np.ceil, lambda ctx, g: (g * 0,), False),
     "round": _unary("RoundBackward0", np.round, lambda ctx, g: (g * 0,), False),
     "trunc": _unary("TruncBackward0", np.trunc, lambda ctx, g: (g * 0,), False),
-    "softmax": _unary("SoftmaxBackward0", _softmax_forward, _softmax, False, True),
-    "log_softmax": _unary("LogSoftmaxBackward0", _log_softmax_forward, _log_softmax, False, True),
+    "softmax": _unary("SoftmaxBackward0", _softmax_forward,
+                      _on_arrays(_softmax_arrays, _softmax), False, True),
+    "log_softmax": _unary("LogSoftmaxBackward0", _log_softmax_forward,
+                          _on_arrays(_log_softmax_arrays, _log_softmax), False, True),
     "logsumexp": _unary("LogsumexpBackward0", _logsumexp_forward, _logsumexp, True, True),
     "to": _unary("ToCopyBackward0", lambda a, dtype: a.astype(dtype), _identity, False),
     "clone": _unary("CloneBackward0", _clone_forward, _identity, False),
@@ -1018,9 +1091,11 @@ TABLE = {
                        on_error=_index_error),
     "index_backward": Op("IndexBackwardBackward0", _index_backward_forward, _index_backward),
     "index_put": Op("IndexPutBackward0", _index_put_forward, _index_put, on_error=_index_error),
-    "cat": Op("CatBackward0", lambda *arrays, dim: np.concatenate(arrays, axis=dim), _cat,
+    "cat": Op("CatBackward0", lambda *arrays, dim: np.concatenate(arrays, axis=dim),
+              _on_arrays(_cat_arrays, _cat),
               on_error=_cat_error),
-    "stack": Op("StackBackward0", lambda *arrays, dim: np.stack(arrays, axis=dim), _stack,
+    "stack": Op("StackBackward0", lambda *arrays, dim: np.stack(arrays, axis=dim),
+                _on_arrays(_stack_arrays, _stack),
                 on_error=_stack_error),
     "where": Op("WhereBackward0", _where_forward, _where_rule, (0,), on_error=_where_error),
     "masked_fill": Op("MaskedFillBackward0", _masked_fill_forward, _masked_fill, (1,),

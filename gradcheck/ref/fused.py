@@ -138,6 +138,17 @@ def _channel(v, ndim):
     return v.reshape((1, -1) + (1,) * (ndim - 2))
 
 
+def batch_stats(x, dims) -> tuple:
+    """Mean and biased variance over ``dims`` (kept), np.mean/np.var's arithmetic without
+    their Python wrappers."""
+    count = 1
+    for d in dims:
+        count *= x.shape[d]
+    mean = np.add.reduce(x, axis=dims, keepdims=True) / count
+    centered = x - mean
+    return mean, np.add.reduce(centered * centered, axis=dims, keepdims=True) / count
+
+
 def _batch_norm_forward(x, *params, dims, eps, affine, mean, var, aux):
     rstd = 1.0 / np.sqrt(var + eps)
     out = xhat = (x - mean) * rstd

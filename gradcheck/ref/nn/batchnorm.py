@@ -19,7 +19,7 @@ from typing import Any
 from gradcheck import ref as torch
 from gradcheck.ref.derivatives import TABLE
 from gradcheck.ref.dispatch import apply
-from gradcheck.ref.fused import FUSED, on_numpy
+from gradcheck.ref.fused import FUSED, batch_stats, on_numpy
 from gradcheck.ref.nn.module import Module
 from gradcheck.ref.nn.normalization import channel_affine
 from gradcheck.ref.nn.parameter import Parameter
@@ -43,8 +43,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         fused = on_numpy(input, *params)
         with torch.no_grad():  # the statistics are constants to the fused row's rule
             if fused:
-                mean = _make(input._data.mean(axis=dims, keepdims=True))
-                var = _make(input._data.var(axis=dims, keepdims=True))
+                mean, var = (_make(a) for a in batch_stats(input._data, dims))
             else:
                 mean = input.mean(dims, keepdim=True)
                 var = input.var(dims, keepdim=True, unbiased=False)

@@ -199,3 +199,9 @@ def _cast_floating(value: Any, dtype: Any) -> Any:
     if hasattr(value, "is_floating_point") and value.is_floating_point():
         return value.to(dtype)
     return value
+
+
+# torch's module layout: torch.amp.grad_scaler.GradScaler, torch.amp.autocast_mode.autocast
+grad_scaler = __import__("types").SimpleNamespace(GradScaler=GradScaler)
+autocast_mode = __import__("types").SimpleNamespace(
+    autocast=autocast, is_autocast_available=lambda device_type: device_type in ("cpu", "cuda"))

@@ -315,6 +315,11 @@ class Conv3d(_Conv):
     _spatial = 3
 
 
+class _ConvTransposeMixin:
+    """torch's deprecated mixin: in torch 2 no layer derives from it, so isinstance checks
+    against it are False, here as there."""
+
+
 class _ConvTranspose(_ConvNd):
     """ConvTranspose1d/2d/3d: the gradient of a convolution with respect to its input."""
 

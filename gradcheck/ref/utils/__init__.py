@@ -1,6 +1,6 @@
 """`gradcheck.ref.utils`: the torch.utils subset the reference engine provides."""
 from gradcheck.ref.utils import _pytree, checkpoint, collect_env, cpp_extension, data  # noqa: F401
-from gradcheck.ref.utils import hooks, tensorboard  # noqa: F401
+from gradcheck.ref.utils import benchmark, hooks, tensorboard  # noqa: F401
 
 __all__ = ["checkpoint", "data", "model_zoo"]
 

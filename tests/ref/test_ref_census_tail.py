@@ -266,3 +266,18 @@ def test_internal_test_case_compares_tensors(torch):
     with pytest.raises(AssertionError):
         case.assertEqual(ref.ones(2), ref.zeros(2))
     case.assertNotEqual(ref.ones(2), ref.zeros(2))
+
+
+def test_c_extension_entry_points_answer_like_a_cpu_build(torch):
+    for lib in (ref, torch):
+        c = lib._C
+        first = c._jit_set_profiling_executor(False)
+        assert (first, c._jit_set_profiling_executor(first)) == (True, False)
+        assert c._nn._parse_to(lib.float64) == (None, lib.float64, False, None)
+        assert c._nn._parse_to("cpu", lib.float32, non_blocking=True) == (
+            lib.device("cpu"), lib.float32, True, None)
+        assert c._nn._parse_to(lib.ones(1, dtype=lib.float16)) == (
+            lib.device("cpu"), lib.float16, False, None)
+        assert (c._is_tracing(), c._get_tracing_state(), c._get_privateuse1_backend_name()) == (
+            False, None, "privateuseone")
+        assert c._jit_can_fuse_on_cpu() is False and c._set_worker_signal_handlers() is None

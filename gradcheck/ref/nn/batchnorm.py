@@ -47,7 +47,11 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             else:
                 mean = input.mean(dims, keepdim=True)
                 var = input.var(dims, keepdim=True, unbiased=False)
-            if running_mean is not None:
+            if running_mean is not None and fused and on_numpy(running_mean, running_var):
+                _blend(running_mean, mean._data.reshape(-1) * momentum, momentum)
+                _blend(running_var, var._data.reshape(-1) * (momentum * count / (count - 1)),
+                       momentum)
+            elif running_mean is not None:
                 running_mean.mul_(1 - momentum).add_(mean.reshape(-1) * momentum)
                 running_var.mul_(1 - momentum).add_(var.reshape(-1) * (momentum * count /
                                                                        (count - 1)))
@@ -60,6 +64,14 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     else:
         out = (input - running_mean.reshape(shape)) * (running_var + eps).rsqrt().reshape(shape)
     return channel_affine(out, weight, bias)
+
+
+def _blend(running: Tensor, scaled_new, momentum: float) -> None:
+    """``running.mul_(1 - momentum).add_(scaled_new)`` on the arrays (the same two steps)."""
+    data = running._data
+    data *= 1 - momentum
+    data += scaled_new.astype(data.dtype, copy=False)
+    running._vc[0] += 2
 
 
 class _BatchNorm(Module):

@@ -253,3 +253,36 @@ def test_array_rules_match_the_graph_rules(torch):
         return F(lib).linear(h, w) @ w + (a.mT @ b).sum()
 
     _agree(torch, fn, [(4, 3), (4, 3), (5, 6)])
+
+
+def test_cross_entropy_lets_the_logits_be_edited_after_it_as_torch(torch):
+    """torch's kernel keeps log_softmax's output, not the logits: an in-place edit of the
+    logits after the loss is not an error; a second backward through the freed graph is."""
+    for lib in (ref, torch):
+        x = lib.zeros(2, 3, requires_grad=True)
+        logits = x * 2
+        loss = F(lib).cross_entropy(logits, lib.tensor([0, 2]))
+        logits.add_(1.0)
+        loss.backward()
+        np.testing.assert_allclose(x.grad.numpy(), [[-2 / 3, 1 / 3, 1 / 3],
+                                                    [1 / 3, 1 / 3, -2 / 3]])
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            loss.backward()
+
+
+def test_fused_rows_check_in_place_edits_of_what_torch_saves(torch):
+    """A conv's or a batch norm's bias may be edited before backward (torch does not save
+    it); its input and weight may not."""
+    for lib in (ref, torch):
+        conv = lib.nn.Conv2d(1, 2, 3)
+        norm = lib.nn.BatchNorm2d(2)
+        out = norm(conv(lib.ones(1, 1, 4, 4))).sum()
+        with lib.no_grad():
+            conv.bias.add_(1.0)
+            norm.bias.add_(1.0)
+        out.backward()
+        out = conv(lib.ones(1, 1, 4, 4)).sum()
+        with lib.no_grad():
+            conv.weight.add_(1.0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.backward()

@@ -41,7 +41,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         if fusable_mask(additive, query, key, value):
             mask = () if additive is None else (additive,)
             return apply(FUSED["attention"], query, key, value, *mask, scale=factor,
-                         scale_query=False, aux=[])
+                         scale_query=False, aux=[], unchecked=(3,))
     scores = query @ key.transpose(-2, -1) * factor
     if is_causal:
         if attn_mask is not None:

@@ -58,7 +58,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if fused:  # one node with the affine, numpy forward and backward (fused.py)
             return apply(FUSED["batch_norm"], input, *params, dims=dims, eps=eps,
                          affine=(weight is not None, bias is not None), mean=mean._data,
-                         var=var._data, aux=[])
+                         var=var._data, aux=[], unchecked=(len(params),) if bias is not None
+                         else ())
         # one node (torch's NativeBatchNormBackward0) instead of a dozen elementwise ones
         out = apply(TABLE["batch_norm"], input, mean, var, dims=dims, eps=eps)
     else:

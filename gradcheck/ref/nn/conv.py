@@ -125,7 +125,7 @@ def _conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups
     params = (input, weight) if bias is None else (input, weight, bias)
     if fused and on_numpy(*params):
         return apply(FUSED["convolution"], *params, stride=stride, padding=padding,
-                     dilation=dilation, groups=groups, aux=[])
+                     dilation=dilation, groups=groups, aux=[], unchecked=(2,))
     cols = _columns(input, kernel, dilation, padding, stride)  # (C*k, N*L)
     out_c = weight.shape[0]
     if groups == 1:
@@ -179,7 +179,7 @@ def _conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output
     params = (input, weight) if bias is None else (input, weight, bias)
     if on_numpy(*params):
         return apply(FUSED["conv_transpose"], *params, stride=stride, padding=padding,
-                     dilation=dilation, groups=groups, size=size, aux=[])
+                     dilation=dilation, groups=groups, size=size, aux=[], unchecked=(2,))
     return _conv_transpose_graph(input, weight, bias, stride, padding, groups, dilation, size)
 
 

@@ -167,7 +167,7 @@ def _fused_nll(input: Tensor, target: Any, weight: Tensor | None, ignore_index: 
     return apply(FUSED["cross_entropy"], input, logits=logits, target=target,
                  weight=None if weight is None else weight._data, ignore_index=ignore_index,
                  reduction=reduction, smoothing=smoothing, class_dim=1 if input.dim() > 1 else 0,
-                 aux=[])
+                 aux=[], unchecked=(0,) if logits else ())
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,

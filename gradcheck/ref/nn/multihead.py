@@ -173,7 +173,7 @@ def multi_head_attention_forward(
     if not need_weights and dropout_p == 0.0 and fusable_mask(attn_mask, q, k, v):
         mask = () if attn_mask is None else (attn_mask,)
         attended = apply(FUSED["attention"], q, k, v, *mask, scale=scale, scale_query=True,
-                         aux=[])
+                         aux=[], unchecked=(3,))
         out = attended.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
         out = F.linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
         return (out if batched else out.squeeze(1)), None

@@ -61,7 +61,8 @@ def _lstm_layer(gi, h, c, w_hh, b_hh, reverse: bool):
     backward through time); returns the (T, B, H) outputs and the final h and c."""
     if reverse:
         gi = gi.flip(0)
-    hc = apply(FUSED["lstm_layer"], gi, h, c, w_hh, *_present(b_hh), aux=[])  # (T, 2, B, H)
+    hc = apply(FUSED["lstm_layer"], gi, h, c, w_hh, *_present(b_hh), aux=[],
+               unchecked=(4,))  # (T, 2, B, H)
     seq = hc[:, 0]
     return (seq.flip(0) if reverse else seq), hc[-1, 0], hc[-1, 1]
 
@@ -190,7 +191,7 @@ class RNNBase(Module):
                 if self.mode == "GRU" and sizes is None and on_numpy(gi, h, w_hh,
                                                                      *_present(b_hh)):
                     seq = apply(FUSED["gru_layer"], gi.flip(0) if d else gi, h, w_hh,
-                                *_present(b_hh), aux=[])
+                                *_present(b_hh), aux=[], unchecked=(3,))
                     outputs.append(seq.flip(0) if d else seq)
                     finals_h.append(seq[-1])
                     finals_c.append(None)

@@ -389,6 +389,7 @@ from gradcheck.ref.windows import (  # noqa: F401, E402
 from gradcheck.ref import foreach as _foreach  # noqa: E402
 from gradcheck.ref.random import binomial  # noqa: F401, E402
 from gradcheck.ref import _C  # noqa: F401, E402
+from gradcheck.ref.amp import _amp_foreach_non_finite_check_and_unscale_  # noqa: F401, E402
 from gradcheck.ref.odds import _check, _check_is_size, frobenius_norm  # noqa: F401, E402
 
 globals().update(_foreach.namespace())

@@ -158,3 +158,19 @@ def _is_zipfile(f) -> bool:
     head = f.read(4)
     f.seek(start)
     return head == b"PK\x03\x04"
+
+
+class _open_file_like:  # noqa: N801 - torch's name
+    """``with _open_file_like(path_or_buffer, mode) as f``: a path is opened (and closed);
+    an open file object is used as it is."""
+
+    def __init__(self, name_or_buffer, mode: str) -> None:
+        self._opened = isinstance(name_or_buffer, (str, os.PathLike))
+        self.file_like = open(name_or_buffer, mode) if self._opened else name_or_buffer
+
+    def __enter__(self):
+        return self.file_like
+
+    def __exit__(self, *exc) -> None:
+        if self._opened:
+            self.file_like.close()

@@ -281,3 +281,28 @@ def test_c_extension_entry_points_answer_like_a_cpu_build(torch):
         assert (c._is_tracing(), c._get_tracing_state(), c._get_privateuse1_backend_name()) == (
             False, None, "privateuseone")
         assert c._jit_can_fuse_on_cpu() is False and c._set_worker_signal_handlers() is None
+
+
+def test_tensor_plumbing_helpers_match_torch(torch, tmp_path):
+    for lib in (ref, torch):
+        chunks = lib._utils._take_tensors([lib.ones(4), lib.ones(4), lib.ones(10),
+                                           lib.ones(2, dtype=lib.float64)], 40)
+        assert [[tuple(t.shape) for t in chunk] for chunk in chunks] == [
+            [(4,), (4,)], [(10,)], [(2,)]]
+        found = lib.nn.parallel.distributed._find_tensors({"a": [lib.ones(1), 3],
+                                                          "b": (lib.zeros(2),)})
+        assert [tuple(t.shape) for t in found] == [(1,), (2,)]
+        grad, found_inf = lib.tensor([1.0, float("inf")]), lib.zeros(1)
+        lib._amp_foreach_non_finite_check_and_unscale_([grad], found_inf, lib.tensor(0.5))
+        assert grad.tolist() == [0.5, float("inf")] and found_inf.tolist() == [1.0]
+        first, second = lib.nn.Parameter(lib.ones(2)), lib.zeros(3)
+        second.tag = "second"
+        lib.utils.swap_tensors(first, second)
+        assert (type(first).__name__, first.tolist(), first.tag) == ("Tensor", [0.0] * 3,
+                                                                      "second")
+        assert (type(second).__name__, second.tolist(), second.requires_grad) == (
+            "Parameter", [1.0, 1.0], True)
+        path = tmp_path / "blob"
+        with lib.serialization._open_file_like(str(path), "wb") as handle:
+            handle.write(b"x")
+        assert handle.closed and path.read_bytes() == b"x"

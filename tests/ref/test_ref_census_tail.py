@@ -306,3 +306,50 @@ def test_tensor_plumbing_helpers_match_torch(torch, tmp_path):
         with lib.serialization._open_file_like(str(path), "wb") as handle:
             handle.write(b"x")
         assert handle.closed and path.read_bytes() == b"x"
+
+
+CTC_CASES = {
+    "mean": dict(shape=(6, 2, 4), targets=[[1, 2, 2], [3, 1, 0]], inputs=[6, 5],
+                 sizes=[3, 2], reduction="mean"),
+    "sum, another blank": dict(shape=(6, 2, 4), targets=[[1, 2, 2], [3, 1, 0]],
+                               inputs=[6, 5], sizes=[3, 2], reduction="sum", blank=3),
+    "none, empty target": dict(shape=(6, 3, 5), targets=[[1, 1, 2], [3, 4, 4], [2, 0, 0]],
+                               inputs=[6, 4, 3], sizes=[3, 3, 0], reduction="none"),
+    "impossible, zero_infinity": dict(shape=(3, 2, 4), targets=[[1, 1, 1], [2, 3, 0]],
+                                      inputs=[3, 3], sizes=[3, 2], reduction="none",
+                                      zero_infinity=True),
+    "impossible": dict(shape=(3, 2, 4), targets=[[1, 1, 1], [2, 3, 0]], inputs=[3, 3],
+                       sizes=[3, 2], reduction="none"),
+    "concatenated targets": dict(shape=(7, 2, 4), targets=[1, 2, 3, 3, 1], inputs=[7, 6],
+                                 sizes=[3, 2], reduction="mean"),
+}
+
+
+@pytest.mark.parametrize("case", list(CTC_CASES))
+def test_ctc_loss_matches_torch(torch, case):
+    spec = dict(CTC_CASES[case])
+    logits = np.random.default_rng(0).normal(size=spec.pop("shape"))
+    found = []
+    for lib in (ref, torch):
+        x = lib.tensor(logits, requires_grad=True)
+        loss = lib.nn.CTCLoss(blank=spec.get("blank", 0), reduction=spec["reduction"],
+                              zero_infinity=spec.get("zero_infinity", False))(
+            x.log_softmax(2), lib.tensor(spec["targets"]), lib.tensor(spec["inputs"]),
+            lib.tensor(spec["sizes"]))
+        weight = lib.tensor(np.random.default_rng(1).normal(size=tuple(loss.shape)))
+        (loss * weight).sum().backward()
+        found.append([loss.detach().numpy(), x.grad.numpy()])
+    for a, b in zip(*found):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, equal_nan=True)
+
+
+def test_ctc_loss_errors_like_torch(torch):
+    for lib in (ref, torch):
+        log_probs = lib.zeros(5, 2, 4, requires_grad=True)
+        with pytest.raises(RuntimeError, match="Expected tensor to have size at least 6"):
+            lib.nn.functional.ctc_loss(log_probs, lib.tensor([[1, 2], [3, 3]]), [5, 4], [2, 6])
+        loss = lib.nn.functional.ctc_loss(log_probs.log_softmax(2), lib.tensor([[1, 2], [3, 3]]),
+                                          [5, 4], [2, 2])
+        (grad,) = lib.autograd.grad(loss, log_probs, create_graph=True)
+        with pytest.raises(RuntimeError, match="_ctc_loss_backward is not implemented"):
+            grad.sum().backward()

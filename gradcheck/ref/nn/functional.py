@@ -321,3 +321,4 @@ from gradcheck.ref.nn.margin_losses import (  # noqa: E402,F401
     soft_margin_loss,
     triplet_margin_loss,
 )
+from gradcheck.ref.nn.ctc import ctc_loss  # noqa: E402,F401

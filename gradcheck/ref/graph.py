@@ -43,10 +43,17 @@ class Node:
     def __init__(self, name: str, rule, inputs, saved=()):
         self._name = name
         self.rule = rule
-        # NOTE: list comprehensions, not generators: this runs once per recorded op.
-        self.next = edges = tuple([_edge(t) for t in inputs])
+        # NOTE: one plain loop, and a non-view input's grad_fn taken directly, not through
+        # _edge: this runs once per recorded op.
+        edges, meta = [], []
+        for t in inputs:
+            producer = t.grad_fn
+            edges.append(producer if producer is not None and t._view is None else _edge(t))
+            data = t._data
+            meta.append((data.shape, _BY_NP[data.dtype]))
+        self.next = edges = tuple(edges)
         self.needs_input_grad = tuple([e is not None for e in edges])
-        self.in_meta = tuple([(t._data.shape, _BY_NP[t._data.dtype]) for t in inputs])
+        self.in_meta = tuple(meta)
         self._saved = tuple([(t, t._vc[0] if t is not None else 0) for t in saved]
                             ) if saved else ()
         self._saved_output = None

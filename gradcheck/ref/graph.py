@@ -265,14 +265,16 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, capture=N
 
 
 def _walk(ready, deps, buffers, needed, retain_graph, create_graph, capture, accumulate, only):
+    capturing = capture is not None
     with grad_mode.set_grad_enabled(create_graph):
         while ready:
             node = ready.pop()
             grad = buffers.pop(node)
-            grad = _run_hooks(node, grad, accumulate)
-            if capture is not None and node in capture:
+            if node.pre_hooks or node.retained is not None:  # most nodes have neither
+                grad = _run_hooks(node, grad, accumulate)
+            if capturing and node in capture:
                 capture[node].append(grad)
-            if isinstance(node, AccumulateGrad):
+            if type(node) is AccumulateGrad:
                 if accumulate and (only is None or node in only):
                     _accumulate_leaf(node.variable, grad)
                 continue

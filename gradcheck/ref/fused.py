@@ -501,24 +501,52 @@ def _conv_backward(ctx, g, x, w, *bias):
     n, out_c = g.shape[:2]
     gm = g.reshape(n, out_c, -1).swapaxes(0, 1).reshape(out_c, -1)  # (O, N*L)
     gx = gw = None
+    # NOTE: with one input channel col2im's bincount is cheaper than the extra im2col
+    direct = x.shape[1] > 1 and _correlates(w.shape[2:], ctx.stride, ctx.padding, ctx.dilation)
     if groups == 1:
-        if need[0]:
+        if need[0] and not direct:
             gcols = w.reshape(out_c, -1).T @ gm
         if need[1]:
             gw = (gm @ cols.T).reshape(w.shape)
     else:
         gm = gm.reshape(groups, out_c // groups, -1)
         wg = w.reshape(groups, out_c // groups, -1)
-        if need[0]:
+        if need[0] and not direct:
             gcols = (wg.swapaxes(-1, -2) @ gm).reshape(-1, gm.shape[-1])
         if need[1]:
             gw = (gm @ cols.reshape(groups, -1, cols.shape[-1]).swapaxes(-1, -2)).reshape(w.shape)
     if need[0]:
-        gx = im2col.fold(gcols, x.shape, w.shape[2:], ctx.dilation, ctx.padding, ctx.stride)
+        if direct:
+            gx = _input_grad_by_correlation(g, w, x.shape, ctx.padding, ctx.dilation, groups)
+        else:
+            gx = im2col.fold(gcols, x.shape, w.shape[2:], ctx.dilation, ctx.padding,
+                             ctx.stride)
     grads = [gx, gw]
     if bias:
         grads.append(np.add.reduce(g, axis=(0,) + tuple(range(2, g.ndim))) if need[2] else None)
     return grads
+
+
+def _correlates(kernel, stride, padding, dilation) -> bool:
+    """Stride 1 and padding within the kernel's reach: the input gradient is then itself a
+    convolution (of the output gradient with the flipped kernel), cheaper than col2im."""
+    return all(s == 1 for s in stride) and all(
+        p <= d * (k - 1) for k, p, d in zip(kernel, padding, dilation))
+
+
+def _input_grad_by_correlation(g, w, x_shape, padding, dilation, groups):
+    """d(conv)/dx for stride 1: ``g`` (padded by ``d(k-1) - p``) correlated with the kernel
+    flipped in space and transposed in its channels, as one GEMM per group."""
+    kernel, spatial = w.shape[2:], w.ndim - 2
+    pad = tuple(d * (k - 1) - p for k, p, d in zip(kernel, padding, dilation))
+    cols = im2col.unfold(g, kernel, dilation, pad, (1,) * spatial)  # (O*K, N*L_x)
+    out_c, in_per = w.shape[0], w.shape[1]
+    flipped = w[(slice(None), slice(None)) + (slice(None, None, -1),) * spatial]
+    weights = flipped.reshape(groups, out_c // groups, in_per, -1).transpose(0, 2, 1, 3)
+    weights = weights.reshape(groups, in_per, -1)  # (G, C/G, O/G * K)
+    result = weights @ cols.reshape(groups, -1, cols.shape[-1])  # (G, C/G, N*L_x)
+    n = g.shape[0]
+    return result.reshape(in_per * groups, n, -1).swapaxes(0, 1).reshape(x_shape)
 
 
 def _conv_composite(ctx, x, w, *bias):

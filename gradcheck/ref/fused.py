@@ -501,8 +501,11 @@ def _conv_backward(ctx, g, x, w, *bias):
     n, out_c = g.shape[:2]
     gm = g.reshape(n, out_c, -1).swapaxes(0, 1).reshape(out_c, -1)  # (O, N*L)
     gx = gw = None
-    # NOTE: with one input channel col2im's bincount is cheaper than the extra im2col
-    direct = x.shape[1] > 1 and _correlates(w.shape[2:], ctx.stride, ctx.padding, ctx.dilation)
+    # NOTE: the correlation unfolds the output gradient (out_c * k rows) where col2im folds
+    # in_c * k rows: it wins only with at least as many input channels as output channels
+    # (measured: 8 -> 8 channels 138 us against 156 us; 6 -> 16 with 5x5, 267 against 159)
+    direct = 1 < x.shape[1] and out_c <= x.shape[1] and _correlates(
+        w.shape[2:], ctx.stride, ctx.padding, ctx.dilation)
     if groups == 1:
         if need[0] and not direct:
             gcols = w.reshape(out_c, -1).T @ gm

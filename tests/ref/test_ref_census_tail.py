@@ -3,6 +3,7 @@ ops, pruning, pytrees, datapipes, checkpoint helpers, name-only dtypes, benchmar
 the smaller names (values and gradients in float64 where there is arithmetic)."""
 from __future__ import annotations
 
+import importlib
 import io
 import warnings
 
@@ -15,10 +16,8 @@ import gradcheck.ref as ref
 @pytest.fixture(scope="module")
 def torch():
     torch = pytest.importorskip("torch")
-    import torch.nn.utils.prune  # noqa: F401 - a submodule torch does not import itself
-    import torch.utils._pytree  # noqa: F401
-    import torch.utils.benchmark  # noqa: F401
-
+    for submodule in ("nn.utils.prune", "utils._pytree", "utils.benchmark"):
+        importlib.import_module(f"torch.{submodule}")  # torch does not import these itself
     return torch
 
 

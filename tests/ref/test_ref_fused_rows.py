@@ -57,19 +57,19 @@ def F(lib):
 
 
 CONVOLUTIONS = {
-    "conv2d stride, padding, bias": (lambda l, x, w, b: F(l).conv2d(x, w, b, stride=2, padding=1),
+    "conv2d stride, padding, bias": (lambda lib, x, w, b: F(lib).conv2d(x, w, b, stride=2, padding=1),
                                      [(2, 3, 9, 9), (4, 3, 4, 4), (4,)]),
-    "conv2d dilation, groups": (lambda l, x, w: F(l).conv2d(x, w, padding=2, dilation=2,
+    "conv2d dilation, groups": (lambda lib, x, w: F(lib).conv2d(x, w, padding=2, dilation=2,
                                                             groups=2),
                                 [(2, 4, 7, 7), (6, 2, 3, 3)]),
     "conv_transpose2d output_padding": (
-        lambda l, x, w, b: F(l).conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1),
+        lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1),
         [(2, 3, 5, 5), (3, 4, 4, 4), (4,)]),
     "conv_transpose2d groups, dilation": (
-        lambda l, x, w: F(l).conv_transpose2d(x, w, stride=2, padding=1, groups=3, dilation=2),
+        lambda lib, x, w: F(lib).conv_transpose2d(x, w, stride=2, padding=1, groups=3, dilation=2),
         [(2, 6, 4, 4), (6, 2, 3, 3)]),
-    "conv1d": (lambda l, x, w: F(l).conv1d(x, w, padding=1), [(2, 3, 9), (5, 3, 3)]),
-    "conv3d": (lambda l, x, w: F(l).conv3d(x, w, stride=(1, 2, 1)), [(1, 2, 4, 5, 4),
+    "conv1d": (lambda lib, x, w: F(lib).conv1d(x, w, padding=1), [(2, 3, 9), (5, 3, 3)]),
+    "conv3d": (lambda lib, x, w: F(lib).conv3d(x, w, stride=(1, 2, 1)), [(1, 2, 4, 5, 4),
                                                                      (3, 2, 2, 2, 2)]),
 }
 
@@ -92,14 +92,14 @@ def _sdpa_bool_mask(lib, q, k, v):
 
 NORMS_AND_ATTENTION = {
     "layer_norm": (_layer_norm, [(3, 4, 5), (5,), (5,)], "NativeLayerNormBackward0"),
-    "sdpa": (lambda l, q, k, v: F(l).scaled_dot_product_attention(q, k, v),
+    "sdpa": (lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v),
              [(2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 7)], "ScaledDotProductAttentionBackward0"),
-    "sdpa causal, scale": (lambda l, q, k, v: F(l).scaled_dot_product_attention(
+    "sdpa causal, scale": (lambda lib, q, k, v: F(lib).scaled_dot_product_attention(
         q, k, v, is_causal=True, scale=0.3), [(2, 3, 4, 5), (2, 3, 4, 5), (2, 3, 4, 7)], None),
     "sdpa bool mask, broadcast batch": (_sdpa_bool_mask, [(2, 3, 4, 5), (1, 3, 6, 5),
                                                           (2, 1, 6, 7)], None),
-    "leaky_relu": (lambda l, x: F(l).leaky_relu(x * 1.0, 0.2), [(3, 4)], "LeakyReluBackward0"),
-    "leaky_relu in place": (lambda l, x: F(l).leaky_relu(x * 1.0, 0.2, inplace=True),
+    "leaky_relu": (lambda lib, x: F(lib).leaky_relu(x * 1.0, 0.2), [(3, 4)], "LeakyReluBackward0"),
+    "leaky_relu in place": (lambda lib, x: F(lib).leaky_relu(x * 1.0, 0.2, inplace=True),
                             [(3, 4)], "LeakyReluBackward1"),
 }
 

@@ -77,11 +77,13 @@ def unfold(x, kernel, dilation, padding, stride, grid=None):
         # NOTE: every window at once as a strided view (C, *kernel, N, *grid) and one copy:
         # on small inputs the per-offset loop is all Python overhead (~3 us per offset)
         spatial = x.strides[2:]
-        view = np.lib.stride_tricks.as_strided(
-            x, (c, *kernel, n) + grid,
-            (x.strides[1],) + tuple(st * d for st, d in zip(spatial, dilation))
-            + (x.strides[0],) + tuple(st * s for st, s in zip(spatial, stride)),
-            writeable=False)
+        shape = (c, *kernel, n) + grid
+        strides = ((x.strides[1],) + tuple(st * d for st, d in zip(spatial, dilation))
+                   + (x.strides[0],) + tuple(st * s for st, s in zip(spatial, stride)))
+        if x.flags.c_contiguous:  # NOTE: the ndarray constructor skips as_strided's wrapper
+            view = np.ndarray(shape, x.dtype, buffer=x, strides=strides)
+        else:
+            view = np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
         np.copyto(cols, view)
     else:
         for offset, window in _offsets(kernel, dilation, stride, grid):

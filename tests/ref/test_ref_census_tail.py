@@ -352,3 +352,59 @@ def test_ctc_loss_errors_like_torch(torch):
         (grad,) = lib.autograd.grad(loss, log_probs, create_graph=True)
         with pytest.raises(RuntimeError, match="_ctc_loss_backward is not implemented"):
             grad.sum().backward()
+
+
+def test_parametrizations_match_torch(torch):
+    importlib.import_module("torch.nn.utils.parametrize")
+
+    def run(lib):
+        class Symmetric(lib.nn.Module):
+            def forward(self, x):
+                return x.triu() + x.triu(1).mT
+
+            def right_inverse(self, a):
+                return a.triu()
+
+        class Scale(lib.nn.Module):
+            def forward(self, x):
+                return x * 2
+
+            def right_inverse(self, a):
+                return a / 2
+
+        class Shift(lib.nn.Module):
+            def forward(self, x):
+                return x + 1
+
+        torch.manual_seed(0)
+        theirs = torch.nn.Linear(3, 3).double()
+        layer = theirs if lib is torch else lib.nn.Linear(3, 3).double()
+        if lib is ref:
+            layer.load_state_dict({k: ref.tensor(v.detach().numpy())
+                                   for k, v in theirs.state_dict().items()})
+        P = lib.nn.utils.parametrize
+        P.register_parametrization(layer, "weight", Symmetric())
+        P.register_parametrization(layer, "weight", Scale())
+        names = (type(layer).__name__, sorted(layer.state_dict()), P.is_parametrized(layer),
+                 P.is_parametrized(layer, "bias"), len(layer.parametrizations.weight))
+        x = lib.tensor(np.random.default_rng(0).normal(size=(4, 3)))
+        with P.cached():
+            same = layer.weight is layer.weight
+        layer(x).sum().backward()
+        grads = [layer.parametrizations.weight.original.grad.numpy(), layer.bias.grad.numpy()]
+        layer.weight = lib.eye(3, dtype=lib.float64)  # through the right inverses
+        assigned = layer.weight.detach().numpy().copy()
+        P.register_parametrization(layer, "bias", Shift())
+        with pytest.raises(RuntimeError, match="Shift does not implement right_inverse"):
+            layer.bias = lib.zeros(3, dtype=lib.float64)
+        P.remove_parametrizations(layer, "bias", leave_parametrized=False)
+        P.remove_parametrizations(layer, "weight", leave_parametrized=True)
+        after = (type(layer).__name__, sorted(layer.state_dict()), type(layer.weight).__name__)
+        return names, same, grads, assigned, after, layer.weight.detach().numpy()
+
+    mine, theirs = run(ref), run(torch)
+    assert mine[0] == theirs[0] and mine[1] == theirs[1] and mine[4] == theirs[4]
+    for a, b in zip(mine[2] + [mine[3], mine[5]], theirs[2] + [theirs[3], theirs[5]]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    with pytest.raises(ValueError, match="does not have a parametrization on weight"):
+        ref.nn.utils.parametrize.remove_parametrizations(ref.nn.Linear(2, 2), "weight")

@@ -96,19 +96,22 @@ def _batch_norm_forward(x, *params, dims, eps, affine, mean, var, aux):
 
 
 def _batch_norm_backward(ctx, g, x, *params):
+    # NOTE: two per-channel sums, sum(g) and sum(g * x_hat), give all three gradients:
+    # gx = rstd * w * (g - mean(g) - x_hat * mean(g * x_hat)), gw = sum(g * x_hat), gb = sum(g)
     xhat, rstd = ctx.aux
     weight, _ = _affine(params, ctx.affine)
     dims = ctx.dims
+    count = g.size // g.shape[1]
+    sum_g = np.add.reduce(g, axis=dims, keepdims=True)
+    sum_gx = np.add.reduce(g * xhat, axis=dims, keepdims=True)
     grads = [None]
     if ctx.needs_input_grad[0]:
-        gx = g * _channel(weight, x.ndim) if weight is not None else g
-        inner = gx - gx.mean(axis=dims, keepdims=True) - xhat * (gx * xhat).mean(
-            axis=dims, keepdims=True)
-        grads[0] = rstd * inner
+        scale = rstd if weight is None else rstd * _channel(weight, x.ndim)
+        grads[0] = scale * (g - sum_g / count - xhat * (sum_gx / count))
     k = 1
-    for present, sums in zip(ctx.affine, (g * xhat, g)):
+    for present, sums in zip(ctx.affine, (sum_gx, sum_g)):
         if present:
-            grads.append(np.add.reduce(sums, axis=dims) if ctx.needs_input_grad[k] else None)
+            grads.append(sums.reshape(-1) if ctx.needs_input_grad[k] else None)
             k += 1
     return grads
 

@@ -1151,3 +1151,10 @@ TABLE = {
                                                             include_self),
                          _scatter_reduce, "all", saves_output=True),
 }
+
+# The fused rows (layer norm, attention, LSTM/GRU layers, convolutions, class-index losses):
+# composites run as one node, their rules in fused_*.py; listed here, as "fused_<name>", so
+# that this table names every differentiable op the engine records.
+from gradcheck.ref.fused import FUSED  # noqa: E402
+
+TABLE.update({f"fused_{name}": row for name, row in FUSED.items()})

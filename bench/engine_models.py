@@ -17,6 +17,7 @@ ratio is of the medians.
     python bench/engine_models.py --mirrors PATH/TO/mirrors [--steps 5] [--timed 7]
     python bench/engine_models.py --mirrors PATH --only nanogpt_gpt --show-errors
     python bench/engine_models.py --mirrors PATH --markdown     # the table in the docs
+    python bench/engine_models.py --mirrors PATH --only wlm_lstm --profile DIR   # cProfile
 """
 from __future__ import annotations
 
@@ -269,7 +270,8 @@ def tensor_relative(a, b) -> float:
     return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
 
 
-def run_model(row: dict, mirrors: Path, steps: int, timed: int) -> dict:
+def run_model(row: dict, mirrors: Path, steps: int, timed: int,
+              profile: Path | None = None) -> dict:
     """Train one model on both libraries; returns the row of the report."""
     import numpy as np
     import torch
@@ -350,14 +352,31 @@ def run_model(row: dict, mirrors: Path, steps: int, timed: int) -> dict:
     result["engine_ms"] = 1000 * statistics.median(times[True])
     result["ratio"] = result["engine_ms"] / result["torch_ms"]
     result["losses"] = [losses[False], losses[True]]
+    if profile:
+        profile_engine(ours, steps + timed, profile / f"{row['name']}.prof")
     return result
+
+
+def profile_engine(run, first_step: int, target: Path, count: int = 20) -> None:
+    """cProfile ``count`` more engine steps into ``target`` (read it with pstats)."""
+    import cProfile
+
+    profiler = cProfile.Profile()
+    with engine_context(True):
+        for step in range(first_step, first_step + count):
+            seed_step(step, True)
+            profiler.enable()
+            run.step(step)
+            profiler.disable()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    profiler.dump_stats(str(target))
 
 
 # ----------------------------------------------------------------------------- driver
 def _child(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(Path(__file__).parent))
     rows = {r["name"]: r for r in read_manifest()}
-    result = run_model(rows[args.child], args.mirrors, args.steps, args.timed)
+    result = run_model(rows[args.child], args.mirrors, args.steps, args.timed, args.profile)
     print("RESULT " + json.dumps(result))
 
 
@@ -370,6 +389,8 @@ def _run_child(name: str, args: argparse.Namespace) -> dict:
     env = dict(os.environ, **{v: "1" for v in THREAD_VARIABLES})
     command = [sys.executable, __file__, "--child", name, "--mirrors", str(args.mirrors),
                "--steps", str(args.steps), "--timed", str(args.timed)]
+    if args.profile:
+        command += ["--profile", str(args.profile)]
     done = subprocess.run(command, capture_output=True, text=True, env=env,
                           timeout=args.timeout)
     for line in done.stdout.splitlines():
@@ -423,6 +444,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--show-errors", action="store_true")
     parser.add_argument("--json", type=Path, help="write every result here")
+    parser.add_argument("--profile", type=Path,
+                        help="also cProfile 20 engine steps of each model into DIR/NAME.prof")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:

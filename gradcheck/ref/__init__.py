@@ -11,6 +11,14 @@ from gradcheck.ref.dtypes import (  # noqa: F401
     bool_ as bool,  # noqa: A001
     complex64,
     complex128,
+    float8_e4m3fn,
+    float8_e4m3fnuz,
+    float8_e5m2,
+    float8_e5m2fnuz,
+    qint8,
+    qint32,
+    quint4x2,
+    quint8,
     dtype,
     float16,
     float32,
@@ -370,3 +378,18 @@ special = special_functions._special_namespace()
 cpu = __import__("types").SimpleNamespace(is_available=lambda: True, device_count=lambda: 1,
                                           synchronize=lambda device=None: None,
                                           current_device=lambda: "cpu")
+
+from gradcheck.ref.windows import (  # noqa: F401, E402
+    bartlett_window,
+    blackman_window,
+    hamming_window,
+    hann_window,
+    kaiser_window,
+)
+from gradcheck.ref import foreach as _foreach  # noqa: E402
+from gradcheck.ref.random import binomial  # noqa: F401, E402
+from gradcheck.ref import _C  # noqa: F401, E402
+from gradcheck.ref.amp import _amp_foreach_non_finite_check_and_unscale_  # noqa: F401, E402
+from gradcheck.ref.odds import _check, _check_is_size, frobenius_norm  # noqa: F401, E402
+
+globals().update(_foreach.namespace())

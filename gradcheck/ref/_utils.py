@@ -24,3 +24,20 @@ def _unflatten_dense_tensors(flat: Any, tensors: list) -> tuple:
         out.append(flat[start:start + count].reshape(t.shape))
         start += count
     return tuple(out)
+
+
+def _take_tensors(tensors: Any, size_limit: int):
+    """Chunks of same-type tensors of at most ``size_limit`` bytes each (a single larger
+    tensor is a chunk of its own), in order within each type, as torch's generator."""
+    buffers: dict = {}
+    for tensor in tensors:
+        size = tensor.numel() * tensor.element_size()
+        chunk = buffers.setdefault(tensor.type(), [[], 0])
+        if chunk[1] + size > size_limit and chunk[1] > 0:
+            yield chunk[0]
+            chunk = buffers[tensor.type()] = [[], 0]
+        chunk[0].append(tensor)
+        chunk[1] += size
+    for chunk, _ in buffers.values():
+        if chunk:
+            yield chunk

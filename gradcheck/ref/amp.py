@@ -199,3 +199,25 @@ def _cast_floating(value: Any, dtype: Any) -> Any:
     if hasattr(value, "is_floating_point") and value.is_floating_point():
         return value.to(dtype)
     return value
+
+
+# torch's module layout: torch.amp.grad_scaler.GradScaler, torch.amp.autocast_mode.autocast
+grad_scaler = __import__("types").SimpleNamespace(GradScaler=GradScaler)
+autocast_mode = __import__("types").SimpleNamespace(
+    autocast=autocast, is_autocast_available=lambda device_type: device_type in ("cpu", "cuda"))
+
+
+def _amp_foreach_non_finite_check_and_unscale_(grads: list, found_inf: Any,
+                                                inv_scale: Any) -> None:
+    """Multiply each gradient by ``inv_scale`` in place; set ``found_inf`` to 1 if any
+    gradient holds an inf or NaN (torch's fused kernel behind ``GradScaler.unscale_``)."""
+    import numpy as np
+
+    factor = inv_scale._data
+    for grad in grads:
+        if not np.isfinite(grad._data).all():
+            found_inf._data[...] = 1.0
+            found_inf._vc[0] += 1
+        with np.errstate(all="ignore"):
+            grad._data *= factor.astype(grad._data.dtype)
+        grad._vc[0] += 1

@@ -58,7 +58,28 @@ bfloat16 = dtype("bfloat16", np.float32, "BFloat16Tensor", 7)
 # list them at import (safetensors, einops), and using one raises NotImplementedError.
 complex64 = dtype("complex64", np.complex64, "ComplexFloatTensor", 9)
 complex128 = dtype("complex128", np.complex128, "ComplexDoubleTensor", 10)
-_UNSUPPORTED = (complex64, complex128)
+
+
+def _name_only(name: str, floating: bool, tensor_type: str, storage=np.uint8) -> dtype:
+    """A dtype numpy cannot store (8-bit floats, quantized integers): the name and its
+    properties exist, making a tensor of it raises NotImplementedError."""
+    made = dtype(name, storage, tensor_type, 11)
+    made.is_floating_point = floating
+    return made
+
+
+float8_e4m3fn = _name_only("float8_e4m3fn", True, "Float8_e4m3fnTensor")
+float8_e5m2 = _name_only("float8_e5m2", True, "Float8_e5m2Tensor")
+float8_e4m3fnuz = _name_only("float8_e4m3fnuz", True, "Float8_e4m3fnuzTensor")
+float8_e5m2fnuz = _name_only("float8_e5m2fnuz", True, "Float8_e5m2fnuzTensor")
+qint8 = _name_only("qint8", False, "QInt8Tensor")
+quint8 = _name_only("quint8", False, "QUInt8Tensor")
+qint32 = _name_only("qint32", False, "QInt32Tensor", np.int32)
+quint4x2 = _name_only("quint4x2", False, "QUInt4x2Tensor")
+_UNSUPPORTED = (complex64, complex128, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
+                float8_e5m2fnuz, qint8, quint8, qint32, quint4x2)
+_WHY = {complex64: "keep real and imaginary parts as two real tensors",
+        complex128: "keep real and imaginary parts as two real tensors"}
 
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
 _BY_NP = {d.np: d for d in ALL}
@@ -99,8 +120,9 @@ def as_dtype(value) -> dtype:
     """Accept a dtype, a numpy dtype, a python type (float/int/bool) or a name."""
     if isinstance(value, dtype):
         if value in _UNSUPPORTED:
-            raise NotImplementedError(f"{value} tensors are not available in gradcheck.ref: keep "
-                                      "real and imaginary parts as two real tensors")
+            why = _WHY.get(value, "numpy has no such type; compute in float32 or float64")
+            raise NotImplementedError(f"{value} tensors are not available in gradcheck.ref: "
+                                      f"{why}")
         return value
     if value is float:
         return get_default_dtype()

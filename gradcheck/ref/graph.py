@@ -43,10 +43,17 @@ class Node:
     def __init__(self, name: str, rule, inputs, saved=()):
         self._name = name
         self.rule = rule
-        # NOTE: list comprehensions, not generators: this runs once per recorded op.
-        self.next = edges = tuple([_edge(t) for t in inputs])
+        # NOTE: one plain loop, and a non-view input's grad_fn taken directly, not through
+        # _edge: this runs once per recorded op.
+        edges, meta = [], []
+        for t in inputs:
+            producer = t.grad_fn
+            edges.append(producer if producer is not None and t._view is None else _edge(t))
+            data = t._data
+            meta.append((data.shape, _BY_NP[data.dtype]))
+        self.next = edges = tuple(edges)
         self.needs_input_grad = tuple([e is not None for e in edges])
-        self.in_meta = tuple([(t._data.shape, _BY_NP[t._data.dtype]) for t in inputs])
+        self.in_meta = tuple(meta)
         self._saved = tuple([(t, t._vc[0] if t is not None else 0) for t in saved]
                             ) if saved else ()
         self._saved_output = None
@@ -258,14 +265,16 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, capture=N
 
 
 def _walk(ready, deps, buffers, needed, retain_graph, create_graph, capture, accumulate, only):
+    capturing = capture is not None
     with grad_mode.set_grad_enabled(create_graph):
         while ready:
             node = ready.pop()
             grad = buffers.pop(node)
-            grad = _run_hooks(node, grad, accumulate)
-            if capture is not None and node in capture:
+            if node.pre_hooks or node.retained is not None:  # most nodes have neither
+                grad = _run_hooks(node, grad, accumulate)
+            if capturing and node in capture:
                 capture[node].append(grad)
-            if isinstance(node, AccumulateGrad):
+            if type(node) is AccumulateGrad:
                 if accumulate and (only is None or node in only):
                     _accumulate_leaf(node.variable, grad)
                 continue

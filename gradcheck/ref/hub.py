@@ -27,12 +27,16 @@ HASH_REGEX = re.compile(r"-([a-f0-9]*)\.")
 _hub_dir: list = []
 
 
+def _get_torch_home() -> str:
+    """``$TORCH_HOME``, else ``$XDG_CACHE_HOME/torch`` (default ``~/.cache/torch``)."""
+    return os.path.expanduser(os.getenv("TORCH_HOME", os.path.join(
+        os.getenv("XDG_CACHE_HOME", "~/.cache"), "torch")))
+
+
 def get_dir() -> str:
     if _hub_dir:
         return _hub_dir[0]
-    home = os.path.expanduser(os.getenv("TORCH_HOME", os.path.join(
-        os.getenv("XDG_CACHE_HOME", "~/.cache"), "torch")))
-    return os.path.join(home, "hub")
+    return os.path.join(_get_torch_home(), "hub")
 
 
 def set_dir(d: str) -> None:

@@ -16,6 +16,7 @@ The columns are batch-last, ``(C * kh * kw, N * L)`` with ``L = out_h * out_w``;
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -50,7 +51,14 @@ def _pad_spatial(x, before, after=None, value=0.0):
     after = before if after is None else after
     if not any(before) and not any(after):
         return x
-    return np.pad(x, ((0, 0), (0, 0)) + tuple(zip(before, after)), constant_values=value)
+    if min(before) < 0 or min(after) < 0:
+        return np.pad(x, ((0, 0), (0, 0)) + tuple(zip(before, after)), constant_values=value)
+    # NOTE: a filled array and one slice write: np.pad spends ~15 us in Python per call
+    shape = x.shape[:2] + tuple(s + b + a for s, b, a in zip(x.shape[2:], before, after))
+    out = np.full(shape, value, dtype=x.dtype) if value else np.zeros(shape, dtype=x.dtype)
+    out[(slice(None), slice(None)) + tuple(slice(b, b + s) for s, b in
+                                           zip(x.shape[2:], before))] = x
+    return out
 
 
 def unfold(x, kernel, dilation, padding, stride, grid=None):
@@ -65,9 +73,27 @@ def unfold(x, kernel, dilation, padding, stride, grid=None):
     grid = tuple(grid or _grid(size, kernel, dilation, padding, stride))
     x = _pad_spatial(x, padding)
     cols = np.empty((c, *kernel, n) + grid, dtype=x.dtype)
-    for offset, window in _offsets(kernel, dilation, stride, grid):
-        cols[(slice(None),) + offset] = x[(slice(None), slice(None)) + window].swapaxes(0, 1)
+    if type(x) is np.ndarray and x.size <= _ONE_COPY_LIMIT:
+        # NOTE: every window at once as a strided view (C, *kernel, N, *grid) and one copy:
+        # on small inputs the per-offset loop is all Python overhead (~3 us per offset)
+        spatial = x.strides[2:]
+        shape = (c, *kernel, n) + grid
+        strides = ((x.strides[1],) + tuple(st * d for st, d in zip(spatial, dilation))
+                   + (x.strides[0],) + tuple(st * s for st, s in zip(spatial, stride)))
+        if x.flags.c_contiguous:  # NOTE: the ndarray constructor skips as_strided's wrapper
+            view = np.ndarray(shape, x.dtype, buffer=x, strides=strides)
+        else:
+            view = np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
+        np.copyto(cols, view)
+    else:
+        for offset, window in _offsets(kernel, dilation, stride, grid):
+            cols[(slice(None),) + offset] = x[(slice(None), slice(None)) + window].swapaxes(0, 1)
     return cols.reshape(c * math.prod(kernel), n * math.prod(grid))
+
+
+# inputs up to this many elements are unfolded by one strided copy (larger ones by offset,
+# where the per-offset copies' better memory order wins)
+_ONE_COPY_LIMIT = 1 << 16
 
 
 def fold(cols, size, kernel, dilation, padding, stride, grid=None):
@@ -75,14 +101,33 @@ def fold(cols, size, kernel, dilation, padding, stride, grid=None):
     it was read from (overlapping windows sum); ``size`` is the input's (N, C, *spatial)."""
     n, c, *spatial = size
     grid = tuple(grid or _grid(spatial, kernel, dilation, padding, stride))
-    blocks = cols.reshape((c, *kernel, n) + grid)
-    out = np.zeros((n, c) + tuple(s + 2 * p for s, p in zip(spatial, padding)), dtype=cols.dtype)
-    for offset, window in _offsets(kernel, dilation, stride, grid):
-        out[(slice(None), slice(None)) + window] += blocks[(slice(None),) + offset].swapaxes(0, 1)
+    padded = (n, c) + tuple(s + 2 * p for s, p in zip(spatial, padding))
+    if type(cols) is np.ndarray and cols.dtype.kind == "f" and cols.size <= _BINCOUNT_LIMIT:
+        # NOTE: one bincount over a cached map (column entry -> padded pixel) instead of one
+        # strided add per kernel offset: 10-40 us against ~70 us on small images
+        index = _fold_index(padded, tuple(kernel), tuple(dilation), tuple(stride), grid)
+        out = np.bincount(index, weights=cols.ravel(), minlength=math.prod(padded))
+        out = out.astype(cols.dtype, copy=False).reshape(padded)
+    else:
+        blocks = cols.reshape((c, *kernel, n) + grid)
+        out = np.zeros(padded, dtype=cols.dtype)
+        for offset, window in _offsets(kernel, dilation, stride, grid):
+            out[(slice(None), slice(None)) + window] += blocks[(slice(None),) + offset].swapaxes(
+                0, 1)
     if not any(padding):
         return out
     inside = tuple(slice(p, p + s) for s, p in zip(spatial, padding))
     return np.ascontiguousarray(out[(slice(None), slice(None)) + inside])
+
+
+_BINCOUNT_LIMIT = 1 << 17
+
+
+@functools.lru_cache(maxsize=64)
+def _fold_index(padded, kernel, dilation, stride, grid):
+    """For each entry of the columns, the flat index of the padded pixel it was read from."""
+    pixels = np.arange(math.prod(padded), dtype=np.intp).reshape(padded)
+    return unfold(pixels, kernel, dilation, (0,) * len(kernel), stride, grid).ravel()
 
 
 def pad(x, widths, value=0.0):

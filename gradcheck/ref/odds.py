@@ -110,3 +110,25 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
         eye = creation.eye(A.shape[-1], dtype=A.dtype)
         T = T * (1 - eye) + eye  # noqa: N806
     return linalg.solve(T, B, left=left)
+
+
+def _check(cond: Any, message: Any = None) -> None:
+    """torch._check: RuntimeError with ``message()`` when ``cond`` is False."""
+    if not bool(cond):
+        raise RuntimeError(str(message()) if message is not None else
+                           "Expected cond to be True, but got False. (Could this error message "
+                           "be improved? If so, please report an enhancement request to "
+                           "PyTorch.)")
+
+
+def _check_is_size(i: Any, message: Any = None, *, max: Any = None) -> None:  # noqa: A002
+    """torch._check_is_size: ``i`` is a non-negative size (at most ``max``)."""
+    _check(i >= 0, message)
+    if max is not None:
+        _check(i <= max, message)
+
+
+def frobenius_norm(input: Any, dim: Any, keepdim: bool = False) -> Any:  # noqa: A002
+    """sqrt of the sum of squares over ``dim`` (torch's ``frobenius_norm``)."""
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    return (input * input).sum(dims, keepdim=keepdim).sqrt()

@@ -144,6 +144,15 @@ def bernoulli(input, p=None, *, generator=None) -> Tensor:  # noqa: A002
     return _make((_rng(generator).random(input._data.shape) < probs).astype(input._data.dtype))
 
 
+def binomial(count, prob, generator=None) -> Tensor:
+    """Binomial samples: ``count`` trials of success probability ``prob`` (elementwise),
+    in ``count``'s dtype."""
+    trials = np.broadcast_to(count._data, np.broadcast_shapes(count._data.shape,
+                                                              prob._data.shape))
+    draws = _rng(generator).binomial(trials.astype(np.int64), prob._data)
+    return _make(np.asarray(draws).astype(count._data.dtype))
+
+
 def multinomial(input, num_samples, replacement=False, *, generator=None):  # noqa: A002
     """Sample category indices with probabilities proportional to ``input``'s rows."""
     rows = np.atleast_2d(input._data.astype(np.float64))

@@ -116,3 +116,61 @@ def _load_torch_zip(source):
         name = next(n for n in archive.namelist() if n.endswith("data.pkl"))
         prefix = name[:-len("data.pkl")]
         return _TorchUnpickler(io.BytesIO(archive.read(name)), archive, prefix).load()
+
+
+# ---- the allow-list of torch's weights_only unpickler ----------------------------------------
+# NOTE: the engine's load always unpickles (weights_only is not enforced, see load); the list is
+# kept so that code registering its classes and reading them back runs unchanged.
+_SAFE_GLOBALS: list = []
+
+
+def add_safe_globals(safe_globals: list) -> None:
+    """Add classes or functions to the weights_only allow-list."""
+    _SAFE_GLOBALS.extend(safe_globals)
+
+
+def get_safe_globals() -> list:
+    return list(_SAFE_GLOBALS)
+
+
+def clear_safe_globals() -> None:
+    _SAFE_GLOBALS.clear()
+
+
+class safe_globals:  # noqa: N801 - torch's name
+    """``with safe_globals([...]):`` the allow-list extended for the block."""
+
+    def __init__(self, safe_globals: list) -> None:
+        self._extra = list(safe_globals)
+
+    def __enter__(self) -> None:
+        _SAFE_GLOBALS.extend(self._extra)
+
+    def __exit__(self, *exc) -> None:
+        for value in self._extra:
+            _SAFE_GLOBALS.remove(value)
+
+
+def _is_zipfile(f) -> bool:
+    """Whether the open binary file starts like a zip archive (torch's checkpoint format);
+    the position is restored."""
+    start = f.tell()
+    head = f.read(4)
+    f.seek(start)
+    return head == b"PK\x03\x04"
+
+
+class _open_file_like:  # noqa: N801 - torch's name
+    """``with _open_file_like(path_or_buffer, mode) as f``: a path is opened (and closed);
+    an open file object is used as it is."""
+
+    def __init__(self, name_or_buffer, mode: str) -> None:
+        self._opened = isinstance(name_or_buffer, (str, os.PathLike))
+        self.file_like = open(name_or_buffer, mode) if self._opened else name_or_buffer
+
+    def __enter__(self):
+        return self.file_like
+
+    def __exit__(self, *exc) -> None:
+        if self._opened:
+            self.file_like.close()

@@ -257,6 +257,25 @@ _IN_PLACE = (
 ).split()
 
 
+def _removed_solve(self, other):
+    """Tensor.solve was removed from torch (1.9); it raises torch's message."""
+    raise RuntimeError(
+        "This function was deprecated since version 1.9 and is now removed. `torch.solve` is "
+        "deprecated in favor of `torch.linalg.solve`. `torch.linalg.solve` has its arguments "
+        "reversed and does not return the LU factorization.\n\nTo get the LU factorization see "
+        "`torch.lu`, which can be used with `torch.lu_solve` or `torch.lu_unpack`.\nX = "
+        "torch.solve(B, A).solution should be replaced with:\nX = torch.linalg.solve(A, B)")
+
+
+def _addr(self, vec1, vec2, *, beta=1, alpha=1):
+    """beta * self + alpha * outer(vec1, vec2), torch's addr (beta 0 ignores self)."""
+    outer = vec1.unsqueeze(1) * vec2.unsqueeze(0)
+    scaled = outer if alpha == 1 else alpha * outer
+    if beta == 0:  # torch ignores self then (NaNs in it do not propagate)
+        return scaled.expand(self.shape).clone()
+    return (self if beta == 1 else beta * self) + scaled
+
+
 def attach() -> None:
     """Install the methods on Tensor."""
     methods = {name: NAMESPACE[name] for name in _METHODS}
@@ -291,6 +310,9 @@ def attach() -> None:
         "le_": _comparison_(ops.le), "gt_": _comparison_(ops.gt), "ge_": _comparison_(ops.ge),
         "t_": _t_, "transpose_": _shape_in_place(ops.transpose),
         "squeeze_": _shape_in_place(ops.squeeze), "unsqueeze_": _shape_in_place(ops.unsqueeze),
+        "solve": _removed_solve, "split_with_sizes": lambda self, split_sizes, dim=0: tuple(
+            self.split(list(split_sizes), dim)),
+        "addr": _addr, "addr_": _inplace_of(_addr),
         "values": _dense_only("values"), "_values": _dense_only("_values"),
         "indices": _dense_only("indices", "sparse coordinate tensor"),
         "_indices": _dense_only("_indices", "sparse coordinate tensor"),

@@ -100,3 +100,14 @@ from gradcheck.ref.cuda.runtime import (  # noqa: E402,F401
     set_stream,
     stream,
 )
+
+
+_queued_calls: list = []
+
+
+def _lazy_call(callable, **kwargs) -> None:  # noqa: A002 - torch's argument name
+    """Run ``callable`` once CUDA is initialised; until then (a CPU build: always) queue it."""
+    if is_initialized():
+        callable()
+    else:
+        _queued_calls.append(callable)

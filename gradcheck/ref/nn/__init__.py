@@ -134,7 +134,7 @@ __all__ = [
     "AvgPool3d",
     "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
     "ConstantPad1d", "ConstantPad2d", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
-    "ConvTranspose2d", "ConvTranspose3d", "CrossEntropyLoss",
+    "ConvTranspose2d", "ConvTranspose3d", "CrossEntropyLoss", "CTCLoss",
     "DataParallel",
     "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "ELU", "Embedding", "Flatten", "GELU", "GRU", "GRUCell", "GroupNorm",
     "Hardsigmoid", "Hardswish", "Hardtanh", "HuberLoss", "Identity", "KLDivLoss", "L1Loss",
@@ -159,5 +159,6 @@ __all__ = [
 
 from gradcheck.ref.nn.layers_extra import AdaptiveMaxPool3d  # noqa: E402
 from gradcheck.ref.nn import attention  # noqa: E402,F401  (torch.nn.attention)
+from gradcheck.ref.nn.ctc import CTCLoss  # noqa: E402,F401
 
 from gradcheck.ref.nn import modules  # noqa: E402,F401  (torch.nn.modules.*, built from the above)

@@ -1,5 +1,6 @@
-"""``F.scaled_dot_product_attention``: softmax(q k^T * scale + mask) v, written with the
-engine's ops (so its gradient is the composition of matmul, softmax and masking rules).
+"""``F.scaled_dot_product_attention``: softmax(q k^T * scale + mask) v. Without dropout it is
+one fused node (``fused.py``: numpy forward and backward); with dropout it is written with
+the engine's ops, so its gradient is the composition of matmul, softmax and masking rules.
 
 This is also ``torch.nn.attention``: ``sdpa_kernel`` chooses among attention kernels, and the
 engine has one (the math path), so it selects nothing; ``SDPBackend`` names the kernels.
@@ -18,6 +19,8 @@ import math
 from typing import Any
 
 from gradcheck import ref as torch
+from gradcheck.ref.dispatch import apply
+from gradcheck.ref.fused import FUSED, fusable_mask
 
 Tensor = Any
 
@@ -33,6 +36,12 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         key = key.repeat_interleave(repeat, -3)
         value = value.repeat_interleave(repeat, -3)
     factor = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if dropout_p == 0.0 and not (is_causal and attn_mask is not None):
+        additive = _additive_mask(attn_mask, is_causal, length, source, query.dtype)
+        if fusable_mask(additive, query, key, value):
+            mask = () if additive is None else (additive,)
+            return apply(FUSED["attention"], query, key, value, *mask, scale=factor,
+                         scale_query=False, aux=[], unchecked=(3,))
     scores = query @ key.transpose(-2, -1) * factor
     if is_causal:
         if attn_mask is not None:
@@ -50,6 +59,15 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
 
         weights = dropout(weights, dropout_p, True)
     return weights @ value
+
+
+def _additive_mask(mask, is_causal: bool, length: int, source: int, dtype):
+    """The mask as a float tensor added to the scores (-inf where a bool mask is False)."""
+    if is_causal:
+        mask = torch.ones(length, source, dtype=torch.bool).tril()
+    if mask is None or mask.dtype != torch.bool:
+        return mask
+    return torch.zeros(mask.shape, dtype=dtype).masked_fill_(mask.logical_not(), float("-inf"))
 
 
 class SDPBackend(enum.IntEnum):

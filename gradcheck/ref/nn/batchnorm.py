@@ -19,9 +19,11 @@ from typing import Any
 from gradcheck import ref as torch
 from gradcheck.ref.derivatives import TABLE
 from gradcheck.ref.dispatch import apply
+from gradcheck.ref.fused import FUSED, batch_stats, on_numpy
 from gradcheck.ref.nn.module import Module
 from gradcheck.ref.nn.normalization import channel_affine
 from gradcheck.ref.nn.parameter import Parameter
+from gradcheck.ref.tensors import _make
 
 Tensor = Any
 
@@ -37,18 +39,40 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if count <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {list(input.shape)}")
+        params = tuple(p for p in (weight, bias) if p is not None)
+        fused = on_numpy(input, *params)
         with torch.no_grad():  # the statistics are constants to the fused row's rule
-            mean = input.mean(dims, keepdim=True)
-            var = input.var(dims, keepdim=True, unbiased=False)
-            if running_mean is not None:
+            if fused:
+                mean, var = (_make(a) for a in batch_stats(input._data, dims))
+            else:
+                mean = input.mean(dims, keepdim=True)
+                var = input.var(dims, keepdim=True, unbiased=False)
+            if running_mean is not None and fused and on_numpy(running_mean, running_var):
+                _blend(running_mean, mean._data.reshape(-1) * momentum, momentum)
+                _blend(running_var, var._data.reshape(-1) * (momentum * count / (count - 1)),
+                       momentum)
+            elif running_mean is not None:
                 running_mean.mul_(1 - momentum).add_(mean.reshape(-1) * momentum)
                 running_var.mul_(1 - momentum).add_(var.reshape(-1) * (momentum * count /
                                                                        (count - 1)))
+        if fused:  # one node with the affine, numpy forward and backward (fused.py)
+            return apply(FUSED["batch_norm"], input, *params, dims=dims, eps=eps,
+                         affine=(weight is not None, bias is not None), mean=mean._data,
+                         var=var._data, aux=[], unchecked=(len(params),) if bias is not None
+                         else ())
         # one node (torch's NativeBatchNormBackward0) instead of a dozen elementwise ones
         out = apply(TABLE["batch_norm"], input, mean, var, dims=dims, eps=eps)
     else:
         out = (input - running_mean.reshape(shape)) * (running_var + eps).rsqrt().reshape(shape)
     return channel_affine(out, weight, bias)
+
+
+def _blend(running: Tensor, scaled_new, momentum: float) -> None:
+    """``running.mul_(1 - momentum).add_(scaled_new)`` on the arrays (the same two steps)."""
+    data = running._data
+    data *= 1 - momentum
+    data += scaled_new.astype(data.dtype, copy=False)
+    running._vc[0] += 2
 
 
 class _BatchNorm(Module):

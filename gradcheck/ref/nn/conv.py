@@ -20,6 +20,7 @@ from typing import Any
 from gradcheck.ref import im2col
 from gradcheck.ref.derivatives import TABLE
 from gradcheck.ref.dispatch import apply
+from gradcheck.ref.fused import FUSED, on_numpy
 from gradcheck.ref.nn.linear import default_init
 from gradcheck.ref.nn.module import Module
 from gradcheck.ref.nn.parameter import Parameter
@@ -105,18 +106,26 @@ def _check_fits(size, kernel, dilation, padding) -> None:
 
 
 def _conv(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int,
-          spatial: int) -> Tensor:
-    """N-d cross-correlation: one GEMM of the weight with the batch-last columns."""
+          spatial: int, fused: bool = True) -> Tensor:
+    """N-d cross-correlation: one GEMM of the weight with the batch-last columns.
+
+    ``fused``: one node (``ConvolutionBackward0``, numpy forward and backward) where the
+    arrays are numpy's; otherwise the same computation as a graph of unfold, matmul, views.
+    """
     _check_conv(input, weight, groups, spatial)
     if input.dim() == spatial + 1:
         return _conv(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups,
-                     spatial).squeeze(0)
+                     spatial, fused).squeeze(0)
     kernel, dilation = tuple(weight.shape[2:]), _spatial_tuple(dilation, spatial, "dilation")
     padding = _same_padding(kernel, dilation) if padding == "same" else (
         (0,) * spatial if padding == "valid" else _spatial_tuple(padding, spatial, "padding"))
     stride = _spatial_tuple(stride, spatial, "stride")
     n, size = input.shape[0], tuple(input.shape[2:])
     _check_fits(size, kernel, dilation, padding)
+    params = (input, weight) if bias is None else (input, weight, bias)
+    if fused and on_numpy(*params):
+        return apply(FUSED["convolution"], *params, stride=stride, padding=padding,
+                     dilation=dilation, groups=groups, aux=[], unchecked=(2,))
     cols = _columns(input, kernel, dilation, padding, stride)  # (C*k, N*L)
     out_c = weight.shape[0]
     if groups == 1:
@@ -165,9 +174,22 @@ def _conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output
     output_padding = _spatial_tuple(output_padding, spatial, "output_padding")
     n, in_c, *grid = input.shape
     kernel = tuple(weight.shape[2:])
-    out_c = weight.shape[1] * groups
     size = tuple((s - 1) * st - 2 * p + d * (k - 1) + op + 1 for s, st, p, d, k, op in
                  zip(grid, stride, padding, dilation, kernel, output_padding))
+    params = (input, weight) if bias is None else (input, weight, bias)
+    if on_numpy(*params):
+        return apply(FUSED["conv_transpose"], *params, stride=stride, padding=padding,
+                     dilation=dilation, groups=groups, size=size, aux=[], unchecked=(2,))
+    return _conv_transpose_graph(input, weight, bias, stride, padding, groups, dilation, size)
+
+
+def _conv_transpose_graph(input: Tensor, weight: Tensor, bias, stride, padding, groups: int,
+                          dilation, size) -> Tensor:
+    """A transposed convolution as a graph of matmul, views and ``fold``."""
+    n, in_c, *grid = input.shape
+    kernel = tuple(weight.shape[2:])
+    out_c = weight.shape[1] * groups
+    spatial = len(grid)
     x = input.transpose(0, 1).reshape(groups, in_c // groups, -1)
     wt = weight.reshape(groups, in_c // groups, -1).mT  # (G, O/G * k, C/G)
     cols = (wt @ x).reshape(out_c * math.prod(kernel), -1)
@@ -291,6 +313,11 @@ class Conv3d(_Conv):
     """
 
     _spatial = 3
+
+
+class _ConvTransposeMixin:
+    """torch's deprecated mixin: in torch 2 no layer derives from it, so isinstance checks
+    against it are False, here as there."""
 
 
 class _ConvTranspose(_ConvNd):

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from gradcheck import ref as torch
+from gradcheck.ref.dispatch import apply
+from gradcheck.ref.fused import FUSED, on_numpy
 
 Tensor = Any  # a gradcheck.ref.Tensor; kept loose so this module imports before the engine
 
@@ -48,12 +50,14 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
         >>> leaky_relu(torch.tensor([-2.0, 3.0]), 0.5).tolist()
         [-1.0, 3.0]
     """
-    if not inplace:
-        return torch.where(input > 0, input, input * negative_slope)
-    # The engine's scalar mul saves its tensor operand (torch saves nothing there), and the
-    # write below would invalidate it; scaling a clone keeps the graph valid. copy_ records
-    # the in-place edit in the graph, as torch's leaky_relu_ does.
-    return input.copy_(torch.where(input > 0, input, input.clone() * negative_slope))
+    from gradcheck.ref.derivatives import TABLE
+    from gradcheck.ref.inplace import inplace as in_place
+
+    def row(t, name="leaky_relu"):
+        return apply(TABLE[name], t, slope=negative_slope)
+
+    # in place, the node becomes the input's grad_fn, as torch's leaky_relu_ does
+    return in_place(input, row, "leaky_relu_") if inplace else row(input)
 
 
 def tanh(input: Tensor) -> Tensor:
@@ -188,6 +192,10 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
         raise RuntimeError(f"layer_norm: input shape {tuple(input.shape)} does not end with "
                            f"normalized_shape {normalized_shape}")
     dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    params = tuple(p for p in (weight, bias) if p is not None)
+    if on_numpy(input, *params):  # one node, torch's NativeLayerNormBackward0
+        return apply(FUSED["layer_norm"], input, *params, dims=dims, eps=eps,
+                     affine=(weight is not None, bias is not None), aux=[])
     mean = input.mean(dim=dims, keepdim=True)
     centered = input - mean
     var = (centered * centered).mean(dim=dims, keepdim=True)
@@ -313,3 +321,4 @@ from gradcheck.ref.nn.margin_losses import (  # noqa: E402,F401
     soft_margin_loss,
     triplet_margin_loss,
 )
+from gradcheck.ref.nn.ctc import ctc_loss  # noqa: E402,F401

@@ -14,7 +14,11 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numpy as np
+
 from gradcheck import ref as torch
+from gradcheck.ref.dispatch import apply
+from gradcheck.ref.fused import FUSED, on_numpy
 
 Tensor = Any
 _REDUCTIONS = ("mean", "sum", "none")
@@ -104,26 +108,20 @@ def _check_class_target(target: Tensor) -> None:
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
-             ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+             ignore_index: int = -100, reduce=None, reduction: str = "mean", *,
+             fused: bool = True) -> Tensor:
     """Negative log-likelihood of class indices, given log-probabilities ``input`` (N, C, ...).
 
     With reduction="mean" the sum is divided by the total weight of non-ignored targets.
+    On numpy arrays it is one node (``fused.py``), as torch's kernel.
     """
     reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_class_target(target)
-    if input.dim() == 2 and target.dim() != 1:
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    batch = input.shape[0] if input.dim() > 1 else 1
-    if input.dim() > 1 and tuple(target.shape) != (batch,) + tuple(input.shape[2:]):
-        raise ValueError(f"Expected input batch_size ({batch}) to match target batch_size "
-                         f"({target.shape[0] if target.dim() else 1}).")
+    checked = _checked_target(input, target, ignore_index)
+    if fused and _fusable(input, weight, reduction):
+        return _fused_nll(input, checked, weight, ignore_index, reduction, 0.0, False)
     class_dim = 1 if input.dim() > 1 else 0
     target = target.long()
     valid = target != ignore_index
-    with torch.no_grad():
-        bad = (valid & ((target < 0) | (target >= input.shape[class_dim]))).nonzero()
-    if bad.numel():
-        raise IndexError(f"Target {target[tuple(bad[0].tolist())].item()} is out of bounds.")
     if weight is None and not (~valid).any().item():
         picked = input.gather(class_dim, target.unsqueeze(class_dim)).squeeze(class_dim)
         return _reduce(-picked, reduction)
@@ -138,12 +136,53 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     return _reduce(loss, reduction)
 
 
+def _checked_target(input: Tensor, target: Tensor, ignore_index: int) -> Any:
+    """torch's checks of class-index targets; returns them as an int64 array."""
+    _check_class_target(target)
+    if input.dim() == 2 and target.dim() != 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    batch = input.shape[0] if input.dim() > 1 else 1
+    if input.dim() > 1 and tuple(target.shape) != (batch,) + tuple(input.shape[2:]):
+        raise ValueError(f"Expected input batch_size ({batch}) to match target batch_size "
+                         f"({target.shape[0] if target.dim() else 1}).")
+    classes = input.shape[1 if input.dim() > 1 else 0]
+    labels = target.cpu()._data.astype(np.int64, copy=False)
+    bad = (labels != ignore_index) & ((labels < 0) | (labels >= classes))
+    if bad.any():
+        raise IndexError(f"Target {labels[bad][0]} is out of bounds.")
+    return labels
+
+
+def _fusable(input: Tensor, weight: Tensor | None, reduction: str) -> bool:
+    if reduction not in _REDUCTIONS:
+        return False
+    if weight is None:
+        return on_numpy(input)
+    return not weight.requires_grad and on_numpy(input, weight)
+
+
+def _fused_nll(input: Tensor, target: Any, weight: Tensor | None, ignore_index: int,
+               reduction: str, smoothing: float, logits: bool) -> Tensor:
+    """One node for the whole loss (``NllLossBackward0``), numpy forward and backward."""
+    return apply(FUSED["cross_entropy"], input, logits=logits, target=target,
+                 weight=None if weight is None else weight._data, ignore_index=ignore_index,
+                 reduction=reduction, smoothing=smoothing, class_dim=1 if input.dim() > 1 else 0,
+                 aux=[], unchecked=(0,) if logits else ())
+
+
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   size_average=None, ignore_index: int = -100, reduce=None,
-                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+                  reduction: str = "mean", label_smoothing: float = 0.0, *,
+                  fused: bool = True) -> Tensor:
     """log_softmax over the class dim, then NLL of class indices or of class probabilities
-    (a float target of the input's shape), with optional label smoothing."""
+    (a float target of the input's shape), with optional label smoothing.
+
+    With class indices on numpy arrays it is one node (``fused.py``), torch's fused kernel."""
     reduction = legacy_reduction(size_average, reduce, reduction)
+    if fused and _fusable(input, weight, reduction) and not target.is_floating_point():
+        checked = _checked_target(input, target, ignore_index)
+        return _fused_nll(input, checked, weight, ignore_index, reduction,
+                          float(label_smoothing), True)
     class_dim = 1 if input.dim() > 1 else 0
     log_p = torch.log_softmax(input, class_dim)
     classes = input.shape[class_dim]

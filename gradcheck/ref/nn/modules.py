@@ -58,7 +58,7 @@ _LAYOUT = {
     "normalization": ["normalization", "instancenorm"],
     "activation": ["activation", "nonlinear", "multihead", "layers_extra"],
     "container": ["container", "containers_dict"], "dropout": ["dropout"],
-    "loss": ["loss", "margin_losses"], "pooling": ["pooling", "layers_extra"],
+    "loss": ["loss", "margin_losses", "ctc"], "pooling": ["pooling", "layers_extra"],
     "padding": ["padding"], "rnn": ["rnn"], "sparse": ["sparse", "layers_extra"],
     "transformer": ["transformer"], "pixelshuffle": ["pixelshuffle"],
     "upsampling": ["upsampling"], "flatten": ["flatten"], "distance": ["distance"],

@@ -22,6 +22,8 @@ import warnings
 from typing import Any
 
 from gradcheck import ref as torch
+from gradcheck.ref.dispatch import apply
+from gradcheck.ref.fused import FUSED, fusable_mask
 from gradcheck.ref.nn import init
 from gradcheck.ref.nn.linear import Linear
 from gradcheck.ref.nn.module import Module
@@ -167,7 +169,15 @@ def multi_head_attention_forward(
         attn_mask = padding if attn_mask is None else attn_mask + padding
     if not training:
         dropout_p = 0.0
-    scores = (q * math.sqrt(1.0 / float(head_dim))) @ k.transpose(-2, -1)
+    scale = math.sqrt(1.0 / float(head_dim))
+    if not need_weights and dropout_p == 0.0 and fusable_mask(attn_mask, q, k, v):
+        mask = () if attn_mask is None else (attn_mask,)
+        attended = apply(FUSED["attention"], q, k, v, *mask, scale=scale, scale_query=True,
+                         aux=[], unchecked=(3,))
+        out = attended.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        out = F.linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+        return (out if batched else out.squeeze(1)), None
+    scores = (q * scale) @ k.transpose(-2, -1)
     if attn_mask is not None:
         scores = scores + attn_mask
     weights = torch.softmax(scores, dim=-1)

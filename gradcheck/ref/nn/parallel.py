@@ -50,6 +50,25 @@ class DistributedDataParallel(Module):
 
 
 # torch.nn.parallel's functional forms, for the one device there is
+def _find_tensors(obj: Any) -> Any:
+    """Every tensor inside ``obj`` (lists, tuples, dict values, dataclass fields), in order."""
+    import dataclasses
+    import itertools
+
+    from gradcheck.ref.tensors import Tensor
+
+    if isinstance(obj, Tensor):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return itertools.chain.from_iterable(map(_find_tensors, obj))
+    if isinstance(obj, dict):
+        return itertools.chain.from_iterable(map(_find_tensors, obj.values()))
+    if dataclasses.is_dataclass(obj):
+        return itertools.chain.from_iterable(
+            _find_tensors(getattr(obj, f.name)) for f in dataclasses.fields(obj))
+    return []
+
+
 def data_parallel(module: Module, inputs: Any, device_ids: Any = None, output_device: Any = None,
                   dim: int = 0, module_kwargs: Any = None) -> Any:
     inputs = inputs if isinstance(inputs, tuple) else (inputs,)
@@ -84,7 +103,8 @@ def _install_layout() -> None:
 
     this = sys.modules[__name__]
     for name, members in {
-        "distributed": {"DistributedDataParallel": DistributedDataParallel},
+        "distributed": {"DistributedDataParallel": DistributedDataParallel,
+                        "_find_tensors": _find_tensors},
         "data_parallel": {"DataParallel": DataParallel, "data_parallel": data_parallel},
         "scatter_gather": {"scatter": scatter, "gather": gather},
         "replicate": {"replicate": replicate},

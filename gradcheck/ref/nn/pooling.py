@@ -282,8 +282,20 @@ class _Pool(Module):
         return ", ".join(f"{f}={getattr(self, f)}" for f in self._shown)
 
 
+# torch's intermediate base classes, for isinstance checks and subclassing
+_MaxPoolNd = type("_MaxPoolNd", (_Pool,), {"__doc__": "Base of MaxPool1d/2d/3d."})
+_AvgPoolNd = type("_AvgPoolNd", (_Pool,), {"__doc__": "Base of AvgPool1d/2d/3d."})
+_AdaptiveAvgPoolNd = type("_AdaptiveAvgPoolNd", (_Pool,),
+                          {"__doc__": "Base of the adaptive average pools."})
+_AdaptiveMaxPoolNd = type("_AdaptiveMaxPoolNd", (_Pool,),
+                          {"__doc__": "Base of the adaptive max pools."})
+_BASES = {"MaxPool": _MaxPoolNd, "AvgPool": _AvgPoolNd, "AdaptiveAvgPool": _AdaptiveAvgPoolNd,
+          "AdaptiveMaxPool": _AdaptiveMaxPoolNd}
+
+
 def _pool_class(name, fn, defaults, shown):
-    return type(name, (_Pool,), {"_fn": staticmethod(fn), "_defaults": defaults,
+    base = _BASES[name[:-2]]
+    return type(name, (base,), {"_fn": staticmethod(fn), "_defaults": defaults,
                                  "_fields": tuple(defaults), "_shown": shown,
                                  "__doc__": f"Module form of ``{fn.__name__}``."})
 

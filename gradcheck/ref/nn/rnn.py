@@ -19,6 +19,8 @@ import math
 from typing import Any
 
 from gradcheck import ref as torch
+from gradcheck.ref.dispatch import apply
+from gradcheck.ref.fused import FUSED, on_numpy
 from gradcheck.ref.nn import functional as F
 from gradcheck.ref.nn import init
 from gradcheck.ref.nn.module import Module
@@ -48,6 +50,21 @@ def _gru_step(gi, h, w_hh, b_hh, _c=None):
     r, z = (i_r + h_r).sigmoid(), (i_z + h_z).sigmoid()
     n = (i_n + r * h_n).tanh()
     return (1 - z) * n + z * h, None
+
+
+def _present(*tensors) -> tuple:
+    return tuple(t for t in tensors if t is not None)
+
+
+def _lstm_layer(gi, h, c, w_hh, b_hh, reverse: bool):
+    """One direction of one LSTM layer as one node (``LstmBackward0``, numpy forward and
+    backward through time); returns the (T, B, H) outputs and the final h and c."""
+    if reverse:
+        gi = gi.flip(0)
+    hc = apply(FUSED["lstm_layer"], gi, h, c, w_hh, *_present(b_hh), aux=[],
+               unchecked=(4,))  # (T, 2, B, H)
+    seq = hc[:, 0]
+    return (seq.flip(0) if reverse else seq), hc[-1, 0], hc[-1, 1]
 
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
@@ -165,6 +182,20 @@ class RNNBase(Module):
                 k = layer * directions + d
                 h, c = h0[k], (c0[k] if lstm else None)
                 gi = F.linear(x, w_ih, b_ih)  # the whole sequence's input projection at once
+                if lstm and sizes is None and on_numpy(gi, h, c, w_hh, *_present(b_hh)):
+                    seq, h, c = _lstm_layer(gi, h, c, w_hh, b_hh, reverse=bool(d))
+                    outputs.append(seq)
+                    finals_h.append(h)
+                    finals_c.append(c)
+                    continue
+                if self.mode == "GRU" and sizes is None and on_numpy(gi, h, w_hh,
+                                                                     *_present(b_hh)):
+                    seq = apply(FUSED["gru_layer"], gi.flip(0) if d else gi, h, w_hh,
+                                *_present(b_hh), aux=[], unchecked=(3,))
+                    outputs.append(seq.flip(0) if d else seq)
+                    finals_h.append(seq[-1])
+                    finals_c.append(None)
+                    continue
                 steps = range(x.shape[0] - 1, -1, -1) if d else range(x.shape[0])
                 seq = [None] * x.shape[0]
                 for t in steps:

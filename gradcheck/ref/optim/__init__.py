@@ -13,3 +13,8 @@ __all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adam
            "Optimizer", "RAdam", "RMSprop", "SparseAdam", "lr_scheduler", "swa_utils"]
 
 from gradcheck.ref.optim import swa_utils  # noqa: E402
+
+# torch's per-optimizer module names (``torch.optim.adamw.AdamW``, ``torch.optim.sgd.SGD``)
+from gradcheck.ref.optim import adam, sgd  # noqa: E402,F401
+
+adamw = adam

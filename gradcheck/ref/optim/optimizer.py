@@ -248,3 +248,7 @@ def _cast_like(param: Any, key: str, value: Any) -> Any:
     if isinstance(value, list):
         return [_cast_like(param, key, v) for v in value]
     return value
+
+
+# torch's annotation for what optimizers accept: tensors, or parameter-group dicts
+ParamsT = Any

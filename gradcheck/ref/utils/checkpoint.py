@@ -10,6 +10,7 @@ computes, with the activations kept instead of recomputed.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 
@@ -26,3 +27,29 @@ def checkpoint_sequential(functions: Any, segments: int, input: Any,  # noqa: A0
     for module in modules:
         input = module(input)  # noqa: A001
     return input
+
+
+def detach_variable(inputs: tuple) -> tuple:
+    """Each tensor of the tuple detached, keeping its ``requires_grad``; others unchanged."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError("Only tuple of tensors is supported. Got Unsupported input type: "
+                           f"{type(inputs).__name__}")
+    from gradcheck.ref.tensors import Tensor
+
+    out = []
+    for value in inputs:
+        if isinstance(value, Tensor):
+            detached = value.detach()
+            detached.requires_grad = value.requires_grad
+            value = detached
+        out.append(value)
+    return tuple(out)
+
+
+def check_backward_validity(inputs: Any) -> None:
+    """torch's warning when no input of a checkpointed function requires grad."""
+    from gradcheck.ref.tensors import Tensor
+
+    if not any(v.requires_grad for v in inputs if isinstance(v, Tensor)):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
+                      stacklevel=2)

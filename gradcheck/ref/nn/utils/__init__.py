@@ -1,6 +1,6 @@
 """`nn.utils`: gradient clipping, weight and spectral norm, parameter vectors, and
 variable-length sequences (``nn.utils.rnn``)."""
-from gradcheck.ref.nn.utils import fusion, rnn  # noqa: F401
+from gradcheck.ref.nn.utils import fusion, parametrize, prune, rnn  # noqa: F401
 from gradcheck.ref.nn.utils.clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_
 from gradcheck.ref.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
 from gradcheck.ref.nn.utils.weight_norm import (

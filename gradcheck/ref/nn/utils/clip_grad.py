@@ -5,6 +5,8 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from gradcheck import ref as torch
 
 
@@ -31,6 +33,8 @@ def clip_grad_norm_(parameters: Iterable[Any] | Any, max_norm: float, norm_type:
     norm_type = float(norm_type)
     if not grads:
         return torch.tensor(0.0)
+    if norm_type == 2.0 and _plain_arrays(grads):
+        return _clip_arrays(grads, max_norm, error_if_nonfinite)
     with torch.no_grad():
         if math.isinf(norm_type):
             norms = [g.detach().abs().max() for g in grads]
@@ -47,6 +51,38 @@ def clip_grad_norm_(parameters: Iterable[Any] | Any, max_norm: float, norm_type:
         for g in grads:
             g.mul_(clip_coef.to(g.dtype))
     return total_norm
+
+
+def _plain_arrays(grads: list) -> bool:
+    dtype = grads[0]._data.dtype
+    return all(type(g._data) is np.ndarray and g._data.dtype == dtype for g in grads)
+
+
+def _clip_arrays(grads: list, max_norm: float, error_if_nonfinite: bool) -> Any:
+    """The 2-norm case on the arrays directly, in torch's order of operations: each
+    gradient's norm, the norm of those norms, then one scale factor clamped at 1.
+
+    NOTE: as Tensor ops this was ~6 dispatches per parameter, a fifth of a small
+    language model's step."""
+    from gradcheck.ref.tensors import _make
+
+    dtype = grads[0]._data.dtype
+    norms = np.empty(len(grads), dtype=dtype)
+    with np.errstate(all="ignore"):
+        for k, g in enumerate(grads):
+            flat = g._data.reshape(-1)
+            norms[k] = np.sqrt(np.dot(flat, flat)) if flat.size else 0.0
+        total = np.sqrt(np.dot(norms, norms)).astype(dtype)
+        if error_if_nonfinite and not math.isfinite(total):
+            raise RuntimeError(
+                "The total norm of order 2.0 for gradients from `parameters` is non-finite, so "
+                "it cannot be clipped. To disable this error and scale the gradients by the "
+                "non-finite norm anyway, set `error_if_nonfinite=False`")
+        coef = min(dtype.type(max_norm) / (total + dtype.type(1e-6)), dtype.type(1.0))
+        for g in grads:
+            g._data *= coef
+            g._vc[0] += 1
+    return _make(np.asarray(total))
 
 
 def _vector_norm(t: Any, p: float) -> Any:

@@ -21,6 +21,13 @@ from gradcheck.ref.utils.data.sampler import (
 )
 from gradcheck.ref.utils.data.worker import get_worker_info
 from gradcheck.ref.utils.data import _utils, dataloader, dataset, sampler  # noqa: F401
+from gradcheck.ref.utils.data import datapipes  # noqa: F401, E402
+from gradcheck.ref.utils.data.dataset import ChainDataset  # noqa: F401, E402
+from gradcheck.ref.utils.data.datapipes import (  # noqa: F401, E402
+    IterDataPipe,
+    MapDataPipe,
+    functional_datapipe,
+)
 
 __all__ = [
     "BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "DistributedSampler",

@@ -45,6 +45,37 @@ class IterableDataset(Dataset):
         raise NotImplementedError(f"{type(self).__name__} must implement __iter__")
 
 
+class ChainDataset(IterableDataset):
+    """Iterable datasets one after the other, chained as they are iterated.
+
+    Example:
+        >>> class Count(IterableDataset):
+        ...     def __init__(self, n): self.n = n
+        ...     def __iter__(self): return iter(range(self.n))
+        ...     def __len__(self): return self.n
+        >>> chained = ChainDataset([Count(2), Count(3)])
+        >>> list(chained), len(chained)
+        ([0, 1, 0, 1, 2], 5)
+    """
+
+    def __init__(self, datasets: Any) -> None:
+        self.datasets = datasets
+
+    def __iter__(self) -> Iterator[Any]:
+        for dataset in self.datasets:
+            if not isinstance(dataset, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from dataset
+
+    def __len__(self) -> int:
+        total = 0
+        for dataset in self.datasets:
+            if not isinstance(dataset, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(dataset)
+        return total
+
+
 class TensorDataset(Dataset):
     """Sample `i` is the tuple of every tensor's row `i`.
 

@@ -647,15 +647,6 @@ class ModuleIndex:
                 (self._repeated_tests if text in seen else seen).add(text)
         return self._repeated_tests
 
-    def _class_around(self, node: ast.AST) -> str | None:
-        """The class of the method ``node`` sits in, if any."""
-        current = self.parents.get(id(node))
-        while current is not None:
-            if isinstance(current, syntax.FUNCTIONS) and id(current) in self.class_of:
-                return self.class_of[id(current)]
-            current = self.parents.get(id(current))
-        return None
-
     def enclosing_class(self, function: ast.AST) -> str | None:
         """Class name for a method, else None."""
         return self.class_of.get(id(function))

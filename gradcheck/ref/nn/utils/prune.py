@@ -135,36 +135,42 @@ class Identity(BasePruningMethod):
         return default_mask
 
 
-class L1Unstructured(BasePruningMethod):
+class _Unstructured(BasePruningMethod):
+    """Zero the ``amount`` entries that rank first by :meth:`_scores` (torch's ``topk``
+    order, so ties fall as torch's do)."""
+
+    LARGEST = True
+
+    def __init__(self, amount: Any) -> None:
+        _check_amount(amount)
+        self.amount = amount
+
+    def _scores(self, t: Any) -> Any:
+        raise NotImplementedError
+
+    def compute_mask(self, t: Any, default_mask: Any) -> Any:
+        k = _to_prune(self.amount, t.numel())
+        mask = default_mask.clone()
+        if k:
+            chosen = torch.topk(self._scores(t).reshape(-1), k=k, largest=self.LARGEST).indices
+            mask.reshape(-1)[chosen] = 0
+        return mask
+
+
+class L1Unstructured(_Unstructured):
     """Zero the ``amount`` entries of smallest absolute value."""
 
-    def __init__(self, amount: Any) -> None:
-        _check_amount(amount)
-        self.amount = amount
+    LARGEST = False
 
-    def compute_mask(self, t: Any, default_mask: Any) -> Any:
-        k = _to_prune(self.amount, t.numel())
-        mask = default_mask.clone()
-        if k:
-            smallest = torch.topk(t.abs().reshape(-1), k=k, largest=False).indices
-            mask.reshape(-1)[smallest] = 0
-        return mask
+    def _scores(self, t: Any) -> Any:
+        return t.abs()
 
 
-class RandomUnstructured(BasePruningMethod):
+class RandomUnstructured(_Unstructured):
     """Zero ``amount`` entries drawn at random."""
 
-    def __init__(self, amount: Any) -> None:
-        _check_amount(amount)
-        self.amount = amount
-
-    def compute_mask(self, t: Any, default_mask: Any) -> Any:
-        k = _to_prune(self.amount, t.numel())
-        mask = default_mask.clone()
-        if k:
-            drawn = torch.topk(torch.rand_like(t).reshape(-1), k=k).indices
-            mask.reshape(-1)[drawn] = 0
-        return mask
+    def _scores(self, t: Any) -> Any:
+        return torch.rand_like(t)
 
 
 class LnStructured(BasePruningMethod):

@@ -462,6 +462,10 @@ class Interpreter(Compound, Effects):
                 if key and self.index.is_optimizer(key):
                     state = self._map_key(state, key, lambda f: (CLEAN,))
         state = self._rebind(stmt, state)
+        if _self_alias(stmt):
+            # `params = self.params` at every call names the same object again: what
+            # `if params.amp:` assumed still holds (a run-wide flag stays the same)
+            return state
         written = {p for t in syntax.assignment_targets(stmt) for p in syntax.target_paths(t)}
         if not written or not any(len(a) for a in state):
             return state
@@ -488,6 +492,17 @@ class Interpreter(Compound, Effects):
         """Whether ``node`` holds any call or statement that could be a gradient event."""
         return self.index.contains_events(node)
 
+
+def _self_alias(stmt: syntax.Statement) -> bool:
+    """``name = self.attr`` (or ``self.a.b``): another spelling of the object's own state."""
+    if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or type(stmt.targets[0]) is not ast.Name:
+        return False
+    value = stmt.value
+    if type(value) is not ast.Attribute:
+        return False
+    while type(value) is ast.Attribute:
+        value = value.value
+    return type(value) is ast.Name and value.id == "self"
 
 
 def _grad_mode_test(test: ast.AST, recording: bool) -> bool | None:

@@ -1,6 +1,8 @@
 """Apply rule fixes until none is left (idempotence), and show them as a unified diff."""
 from __future__ import annotations
 
+import ast
+import warnings
 from collections.abc import Callable
 
 from gradcheck.lint.document import Document, DocumentError
@@ -58,11 +60,30 @@ def fix_document(
             break
         try:
             candidate = document.with_edits(edits)
+            if count > 1 and not _parses(candidate) and _parses(document):
+                # fixes that are right alone can clash together (two that each move one
+                # statement out of a block leave it empty): one this pass, the rest recomputed
+                first = next(f for f in findings if applicable(f, unsafe))
+                edits, count = list(first.fix.edits), 1  # type: ignore[union-attr]
+                candidate = document.with_edits(edits)
         except (DocumentError, ValueError):
             break  # e.g. a notebook fix across cells: leave the finding to the user
         document, applied = candidate, applied + count
         findings = lint(document)
     return document, applied, findings
+
+
+def _parses(document: Document) -> bool:
+    """Whether the program parses (a notebook's cells are checked one by one elsewhere)."""
+    if document.notebook is not None:
+        return True
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            ast.parse(document.text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+    return True
 
 
 def unified_diff(before: str, after: str, display: str) -> str:

@@ -151,3 +151,33 @@ def test_bytes_that_are_not_in_the_declared_encoding_are_named(project, kit):
     assert run.exit_code == exitcodes.ERROR
     assert "GC000 not valid ascii, the encoding its coding declaration names" in run.stdout
     assert "byte 0xe9 at offset 24" in run.stdout
+
+
+TWO_RESETS_IN_A_TRY = """import torch
+
+
+def train(model, loader, optimizer, opt_d, accelerator):
+    for batch in loader:
+        loss = model(batch)
+        try:
+            optimizer.zero_grad()
+            model.zero_grad()
+        except RuntimeError:
+            pass
+        with accelerator.accumulate(model):
+            opt_d.step()
+        optimizer.step()
+        loss.backward()
+"""
+
+
+def test_fixes_that_would_empty_a_block_together_are_applied_one_at_a_time(project, kit):
+    # each GC001 fix moves one reset out of the `try`; applied in one pass they left it empty
+    target = project / "train.py"
+    target.write_text(TWO_RESETS_IN_A_TRY)
+    kit.run_cli(["lint", "--no-cache", "--fix", "--unsafe-fixes", "train.py"])
+    fixed = target.read_text()
+    compile(fixed, "train.py", "exec")
+    assert fixed != TWO_RESETS_IN_A_TRY
+    again = kit.run_cli(["lint", "--no-cache", "--fix", "--unsafe-fixes", "train.py"])
+    assert target.read_text() == fixed and "fixed" not in again.stderr

@@ -13,7 +13,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lint_rules import check_source
-from lint_rules.testing import apply_fixes
 
 OPTIMIZERS = ("optimizer", "opt_d")
 leaf = st.one_of(
@@ -60,27 +59,22 @@ def render(body, epochs: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def fix_until_done(source: str, passes: int = 10) -> tuple[str, list[int]]:
-    """What the CLI does: apply every fix that does not collide, re-lint, repeat."""
-    counts = []
-    for _ in range(passes):
-        findings = check_source(source, strict=True)
-        counts.append(len(findings))
-        chosen, taken = [], []
-        for finding in findings:
-            if finding.fix is None:
-                continue
-            edits = finding.fix.edits
-            if any(e.start < t.end and t.start < e.end or (e.start, e.end) == (t.start, t.end)
-                   for e in edits for t in taken):
-                continue
-            chosen.append(finding)
-            taken += edits
-        if not chosen:
-            return source, counts
-        source = apply_fixes(source, chosen)
-        compile(source, "fixed.py", "exec")
-    raise AssertionError(f"--fix did not reach a fixed point in {passes} passes:\n{source}")
+def fix_until_done(source: str) -> tuple[str, list[int]]:
+    """What the CLI does (its own loop): apply every fix that does not collide, re-lint,
+    repeat; the number of findings before each pass."""
+    from gradcheck.lint.document import Document
+    from gradcheck.lint.fixes import fix_document
+
+    counts: list[int] = []
+
+    def lint(document: Document) -> list:
+        found = check_source(document.program, strict=True)
+        counts.append(len(found))
+        return found
+
+    fixed = fix_document(Document(source), lint, unsafe=True)[0].program
+    compile(fixed, "fixed.py", "exec")
+    return fixed, counts
 
 
 @settings(max_examples=150, deadline=None)

@@ -35,7 +35,7 @@ _GRAPH_KEEPING = frozenset({
     "sqrt", "exp", "log", "div_", "mul_", "add_", "sub_", "cuda",
 })
 _KEEPERS = frozenset({"append", "extend", "insert"})
-MAX_DERIVATIONS = 8  # bindings followed back from a backward's loss
+MAX_DERIVATIONS = 64  # bindings followed back from a backward's loss (a sum of many terms)
 HANDFUL = 16  # `range(n)` with a literal n up to this is a fixed handful of iterations
 
 
@@ -198,7 +198,7 @@ class _Unit:
             target, value, how = kept
             if ev.dotted(target) in self.loss_names or ev.dotted(target) in self._backpropagated():
                 continue  # the total (or the list) is backpropagated itself: kept on purpose
-            loop = self._loop_of(node)
+            loop, within_step = self._loop_of(node)
             if loop is None and not repeated:
                 continue
             if graph_free_context(node, self.analysis.index.parents, stop=self.unit):
@@ -210,7 +210,22 @@ class _Unit:
             backward = self._backward_of(hits, node)
             if hits and backward is not None and (loop is None or self._inside(backward, loop)):
                 # (a loop that does not run the backward keeps one graph, not one per step)
+                if within_step and self._scaled(backward):
+                    continue  # k micro-batches of one step (`loss / k`), freed at the step
                 yield RunningTotal(node, target, hits[0].id, backward, tuple(hits), how)
+
+    def _scaled(self, backward: ast.Call) -> bool:
+        """Whether the backpropagated loss is divided (`loss / k`, `loss.div(k)`), here or
+        where it was bound: the idiom of a window of k micro-batches."""
+        loss = ev.backward_loss(backward)
+        if loss is None:
+            return False
+        values = [loss] + [binding.value for name in _value_names(loss)
+                           for binding in self.bindings.reaching_all(name.id, backward)
+                           if type(binding) is ast.Assign]
+        return any(type(n) is ast.BinOp and type(n.op) is ast.Div
+                   or type(n) is ast.Call and syntax.callee_name(n) in ("div", "div_")
+                   for value in values for n in ast.walk(value))
 
     def _inside(self, node: ast.AST, outer: ast.AST) -> bool:
         parents = self.analysis.index.parents
@@ -220,19 +235,42 @@ class _Unit:
 
     def _backward_of(self, hits: list[ast.Name], at: ast.AST) -> ast.Call | None:
         for name in hits:
-            for binding in self.bindings.reaching_all(name.id, at):
-                if (binding, name.id) in self.losses:
-                    return self.losses[(binding, name.id)]
+            backward = self._loss_at(name.id, at)
+            if backward is not None:
+                return backward
         return None
+
+    def _loss_at(self, name: str, at: ast.AST) -> ast.Call | None:
+        """The backward of the loss ``name`` may hold at ``at``: on some path, a binding that
+        reaches there is one (a detach on one branch leaves the other branch's loss), unless
+        that path also skips the backward (`if with_backward: loss.backward(); loss =
+        loss.detach()` keeps, on the other path, a graph nobody backpropagated here)."""
+        bindings = self.bindings.reaching_all(name, at)
+        for position, binding in enumerate(bindings):
+            backward = self.losses.get((binding, name))
+            if backward is not None and (
+                    position == 0 or not self._skipped_with(bindings[0], backward, at)):
+                return backward
+        return None
+
+    def _skipped_with(self, rebinding: ast.AST | None, backward: ast.Call, use: ast.AST) -> bool:
+        """Whether the branch that holds ``rebinding`` (and not ``use``) holds ``backward``."""
+        parents = self.analysis.index.parents
+        branch = parents.get(id(rebinding)) if rebinding is not None else None
+        while branch is not None and (type(branch) is not ast.If or self._inside(use, branch)):
+            branch = parents.get(id(branch))
+        return branch is not None and self._inside(backward, branch)
 
     def _backpropagated(self) -> set[str]:
         """Every name read by an expression a backward call backpropagates, calls included
-        (`torch.stack(task_losses).mean().backward()` backpropagates `task_losses`)."""
+        (`torch.stack(task_losses).mean().backward()` backpropagates `task_losses`), or by
+        the bindings it was derived from (`meta_loss = torch.stack(task_losses).mean()`)."""
         if self._backprop_names is None:
-            self._backprop_names = {
-                n.id for node in self.nodes if type(node) is ast.Call and ev.is_backward_call(node)
-                for loss in (ev.backward_loss(node),) if loss is not None
-                for n in ast.walk(loss) if type(n) is ast.Name}
+            losses = [ev.backward_loss(node) for node in self.nodes
+                      if type(node) is ast.Call and ev.is_backward_call(node)]
+            losses += [binding.value for binding, _ in self.losses if type(binding) is ast.Assign]
+            self._backprop_names = {n.id for loss in losses if loss is not None
+                                    for n in ast.walk(loss) if type(n) is ast.Name}
         return self._backprop_names
 
     def _first_iteration_only(self, loop: ast.AST, node: ast.AST) -> bool:
@@ -287,17 +325,16 @@ class _Unit:
         return index.classes.get(name)
 
     def _loss_hits(self, value: ast.AST, at: ast.AST) -> list[ast.Name]:
-        """Names in ``value`` that may hold a loss at ``at``: on some path, a binding that
-        reaches there is one (a detach on one branch leaves the other branch's loss)."""
+        """Names in ``value`` that may hold a loss at ``at`` (see :meth:`_loss_at`)."""
         return [name for name in _value_names(value, containers=True)
-                if any((binding, name.id) in self.losses
-                       for binding in self.bindings.reaching_all(name.id, at))]
+                if self._loss_at(name.id, at) is not None]
 
-    def _loop_of(self, node: ast.AST) -> ast.AST | None:
+    def _loop_of(self, node: ast.AST) -> tuple[ast.AST | None, bool]:
         """The loop whose iterations would carry what ``node`` keeps: the nearest around it
         that steps an optimizer (what a list restarted once per step holds is bounded by
         the micro-batches of a step), else the nearest that is not over a fixed handful
-        (``for opt in optimizers:``, ``range(2)``)."""
+        (``for opt in optimizers:``, ``range(2)``); and whether the unit steps after that
+        loop, so that what it keeps lives for one step."""
         parents = self.analysis.index.parents
         loops = []
         parent = parents.get(id(node))
@@ -307,10 +344,8 @@ class _Unit:
             parent = parents.get(id(parent))
         stepping = [loop for loop in loops if self.analysis.index.holds_step(loop)]
         if stepping:
-            return stepping[0]
-        if self.analysis.index.holds_step(self.unit):
-            return None  # the loops around it accumulate within one step: a bounded window
-        return loops[0] if loops else None
+            return stepping[0], False
+        return (loops[0] if loops else None), self.analysis.index.holds_step(self.unit)
 
     def _fixed_handful(self, loop: ast.AST) -> bool:
         """``for clf, opt in zip(classifiers, optimizers):`` (one pass per optimizer),
@@ -324,8 +359,8 @@ class _Unit:
         if type(it) in (ast.Tuple, ast.List):
             return True
         if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "range" and it.args:
-            return all(0 <= (self._literal(arg, loop) or 0) <= HANDFUL for arg in it.args) and \
-                all(self._literal(arg, loop) is not None for arg in it.args)
+            bounds = [self._literal(arg, loop) for arg in it.args]
+            return all(n is not None and 0 <= n <= HANDFUL for n in bounds)
         return False
 
     def _literal(self, node: ast.AST, at: ast.AST) -> int | None:

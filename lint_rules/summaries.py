@@ -34,7 +34,7 @@ _FRAMEWORK_METHODS = frozenset(
 )
 
 
-STEP_NAMES = ("step", "optimizer_step")
+STEP_NAMES = ("step", "optimizer_step")  # the stepping names of events.EVENT_CALL_NAMES
 
 
 def _models_of(call: ast.Call) -> set[str]:

@@ -41,14 +41,14 @@ HANDFUL = 16  # `range(n)` with a literal n up to this is a fixed handful of ite
 
 @dataclass(frozen=True)
 class RunningTotal:
-    """``statement`` keeps the loss ``name`` (at the ``hits`` names) in ``target``; ``how``
+    """``statement`` keeps the loss ``name`` (at the ``hits`` expressions) in ``target``; ``how``
     says which way: ``"sum"``, ``"append"`` or ``"method"``."""
 
     statement: ast.AST
     target: ast.AST
     name: str
     backward: ast.Call
-    hits: tuple[ast.Name, ...]
+    hits: tuple[ast.expr, ...]  # the names, or the entries read from them (`losses["total"]`)
     how: str = "sum"
 
 
@@ -212,7 +212,21 @@ class _Unit:
                 # (a loop that does not run the backward keeps one graph, not one per step)
                 if within_step and self._scaled(backward):
                     continue  # k micro-batches of one step (`loss / k`), freed at the step
-                yield RunningTotal(node, target, hits[0].id, backward, tuple(hits), how)
+                kept_exprs = tuple(map(self._entry_of, hits))
+                yield RunningTotal(node, target, self._text(kept_exprs[0]), backward, kept_exprs, how)
+
+    def _entry_of(self, name: ast.Name) -> ast.expr:
+        """The whole entry read from ``name`` (``losses["total"]`` for ``losses``): that is
+        the tensor kept, and what a ``.detach()`` belongs after."""
+        parents = self.analysis.index.parents
+        node: ast.expr = name
+        parent = parents.get(id(node))
+        while type(parent) is ast.Subscript and parent.value is node:
+            node, parent = parent, parents.get(id(parent))
+        return node
+
+    def _text(self, node: ast.expr) -> str:
+        return node.id if type(node) is ast.Name else " ".join(self.analysis.text.segment(node).split())
 
     def _scaled(self, backward: ast.Call) -> bool:
         """Whether the backpropagated loss is divided (`loss / k`, `loss.div(k)`), here or
@@ -326,8 +340,23 @@ class _Unit:
 
     def _loss_hits(self, value: ast.AST, at: ast.AST) -> list[ast.Name]:
         """Names in ``value`` that may hold a loss at ``at`` (see :meth:`_loss_at`)."""
+        indexed = {id(n.value) for n in ast.walk(value) if type(n) is ast.Subscript}
         return [name for name in _value_names(value, containers=True)
-                if self._loss_at(name.id, at) is not None]
+                if self._loss_at(name.id, at) is not None
+                and not (id(name) in indexed and self._entries_replaced(name.id, at))]
+
+    def _entries_replaced(self, name: str, at: ast.AST) -> bool:
+        """Whether, after ``name`` was bound and before ``at``, its entries are overwritten
+        with plain numbers (``for k, v in losses.items(): losses[k] = v.item()``): what an
+        entry holds at ``at`` is then a number or unknown, never a graph we can show."""
+        binding = self.bindings.reaching(name, at)
+        start = _position(binding) if binding is not None else (0, 0)
+        return any(
+            type(node) is ast.Assign and _detaches(node.value)
+            and any(type(t) is ast.Subscript and type(t.value) is ast.Name and t.value.id == name
+                    for t in node.targets)
+            and start < _position(node) < _position(at)
+            for node in self.nodes)
 
     def _loop_of(self, node: ast.AST) -> tuple[ast.AST | None, bool]:
         """The loop whose iterations would carry what ``node`` keeps: the nearest around it
@@ -440,6 +469,10 @@ def _value_names(expr: ast.AST, containers: bool = False) -> list[ast.Name]:
     if containers and kind in (ast.Tuple, ast.List):
         return [n for e in expr.elts for n in _value_names(e, containers)]
     return []
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
 
 
 def _detaches(value: ast.AST) -> bool:

@@ -177,6 +177,7 @@ class Effects:
                 spared |= {k for k in self._aliases.values() if k != self._alias_key(key)}
         if not set(targets) - {ev.ALL}:
             targets = [ev.ALL] if targets else targets
+        targets += self._inner_optimizers(targets, state)
         if self._sets_to_zero(call):
             # `opt.zero_grad(set_to_none=False)` zeroes the tensors in place, and with them
             # those of a model whose gradients were handed to `opt` by reference.
@@ -198,6 +199,18 @@ class Effects:
             shared = self._event(ev.ZERO, call, receiver, partial=True)
             state = self._apply_zero(shared, (ev.ALL,), state)
         return state
+
+    @staticmethod
+    def _inner_optimizers(targets: list[str], state: State) -> list[str]:
+        """Optimizers that a reset optimizer holds as attributes (``opt.optim``, stepped by
+        its own ``step``): K-FAC, SAM and Lookahead build them over their own parameters,
+        so the outer reset (inherited from torch's ``Optimizer``) clears theirs too. What
+        an inner optimizer holds is unknown otherwise, hence benign."""
+        prefixes = tuple(f"{t}." for t in targets if t != ev.ALL)
+        if not prefixes:
+            return []
+        held = {k for facts in state.values() for k in facts if k and k.startswith(prefixes)}
+        return sorted(held - set(targets))
 
     def _param_zero(self, loop: ast.For, state: State) -> State:
         owner = ev.param_loop_owner(loop)
@@ -297,6 +310,8 @@ class Effects:
         return out
 
     def _report(self, fact: tuple, step: ev.Event, opt: str) -> None:
+        if self._owners and opt.startswith(f"{self._owners[-1]}."):
+            return  # an inner optimizer's fate is its owner's, reported at the owner's step
         kind = fact[0]
         # Only tests inside the innermost loop explain why the step is skipped.
         depth = len(self._loops)

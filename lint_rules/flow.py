@@ -352,7 +352,7 @@ class Interpreter(Compound, Effects):
             return Flow(normal=state)
         assigned = self._loop_assigned.get(id(node))
         if assigned is None:
-            assigned = self._loop_assigned[id(node)] = syntax.bound_names(node)
+            assigned = self._loop_assigned[id(node)] = syntax.bound_names(node) - _self_aliases(node)
         unstable = self._unstable
 
         def varies(assumption) -> bool:
@@ -491,6 +491,22 @@ class Interpreter(Compound, Effects):
     def contains_events(self, node: ast.AST) -> bool:
         """Whether ``node`` holds any call or statement that could be a gradient event."""
         return self.index.contains_events(node)
+
+
+def _self_aliases(node: ast.AST) -> set[str]:
+    """Names that ``node`` binds only as ``name = self.attr``, to an attribute it never
+    assigns: each iteration (each call of a method judged as a loop body) names the same
+    object again, so what a test of it assumed carries over."""
+    bindings: dict[str, list[ast.AST]] = {}
+    written: set[str] = set()
+    for n in syntax.walk(node):
+        for target in syntax.assignment_targets(n):
+            written.update(syntax.target_paths(target))
+            for name in syntax.stored_names(target):
+                bindings.setdefault(name, []).append(n)
+    return {name for name, stmts in bindings.items()
+            if all(_self_alias(s) and not any(syntax.related_paths(w, ev.dotted(s.value)) for w in written)
+                   for s in stmts)}
 
 
 def _self_alias(stmt: syntax.Statement) -> bool:

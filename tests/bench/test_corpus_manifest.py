@@ -53,16 +53,30 @@ def test_the_second_held_out_part_is_large_and_all_added(rows):
     assert {row["origin"] for row in test2} == {"added"}
 
 
-def test_a_second_held_out_row_skips_the_hash_rule_but_not_the_origin(rows):
-    # test2 was chosen after the test part was used: every row of it is held out, whatever
-    # its hash says, but it may hold no repository the linter was tuned on.
+def test_the_third_held_out_part_is_large_all_added_and_shares_no_repository(rows):
+    test3 = {row["repository"].lower() for row in rows if row["part"] == "test3"}
+    others = {row["repository"].lower() for row in rows if row["part"] != "test3"}
+    assert len(test3) >= 100 and not test3 & others
+    assert {row["origin"] for row in rows if row["part"] == "test3"} == {"added"}
+
+
+@pytest.mark.parametrize("part", ["test2", "test3"])
+def test_a_later_held_out_row_skips_the_hash_rule_but_not_the_origin(part):
+    # test2 and test3 were each chosen after the parts before them were used: every row of
+    # them is held out, whatever its hash says, but none may be a repository the linter was
+    # tuned on.
     name = next(n for n in (f"owner{i}/repo{i}" for i in range(100))
                 if manifest.part_by_rule(n, "added") == "dev")
-    row = {"repository": name, "commit": "0" * 40, "part": "test2", "category": "rl",
+    row = {"repository": name, "commit": "0" * 40, "part": part, "category": "rl",
            "origin": "added"}
     assert manifest.problems([row]) == []
     found = manifest.problems([dict(row, origin="tuning")])
-    assert len(found) == 1 and "test2" in found[0] and "'tuning'" in found[0]
+    assert len(found) == 1 and f"'{part}'" in found[0] and "'tuning'" in found[0]
+
+
+def test_an_unknown_part_is_refused_with_the_parts_to_use():
+    with pytest.raises(ValueError, match="unknown part 'test4'.*test3"):
+        manifest.read_manifest("test4")
 
 
 def test_the_rule_ignores_case_and_sends_about_five_eighths_to_test():

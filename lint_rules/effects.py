@@ -184,7 +184,9 @@ class Effects:
             targets += [k for dst, k in self._aliases.items()
                         if not self.index.models_of(targets[0]) or dst in self.index.models_of(targets[0])]
         event = self._event(ev.ZERO, call, receiver, partial=partial)
-        apply = lambda s: self._apply_zero(event, tuple(targets), s, spared=frozenset(spared - covered))
+        optional = self._follows_optional_step(call)
+        apply = lambda s: self._apply_zero(event, tuple(targets), s, spared=frozenset(spared - covered),
+                                           after_optional_step=optional)
         state = self._gated(state, apply, tuple(targets)) if gated else apply(state)
         if covered:
             # `model.zero_grad()` also clears whatever optimizer might hold parts of `model`
@@ -199,6 +201,25 @@ class Effects:
             shared = self._event(ev.ZERO, call, receiver, partial=True)
             state = self._apply_zero(shared, (ev.ALL,), state)
         return state
+
+    def _follows_optional_step(self, call: ast.Call) -> bool:
+        """Whether the reset's statement comes right after ``if <flag>: <step>`` with no
+        ``else``, the flag being no counter test (``if not dry_run:``, ``if update:``): the
+        writer steps unless told not to and resets either way. A counter test there
+        (``if (i + 1) % k == 0:``) is the accumulation bug instead, and stays reported."""
+        previous = syntax.previous_statement(call, self.index.parents)
+        if type(previous) is not ast.If or previous.orelse or not self.index.contains_events(previous):
+            return False
+        test = previous.test
+        read = syntax.names_in(test)
+        restarted = {n for stmt in previous.body for node in syntax.walk(stmt)
+                     for t in syntax.assignment_targets(node) for n in syntax.stored_names(t)}
+        if syntax.has_modulo(test) or read & (self.index.counter_flags() | restarted):
+            return False
+        if read & _counting_names(self._frames[-1] if self._frames else self.index.tree):
+            return False  # `if step + 1 == total_steps:` counts too, with no `%`
+        calls = [n for n in syntax.walk(previous) if type(n) is ast.Call]
+        return not any(ev.is_backward_call(n) or ev.zero_call_receiver(n) is not None for n in calls)
 
     @staticmethod
     def _inner_optimizers(targets: list[str], state: State) -> list[str]:
@@ -248,9 +269,12 @@ class Effects:
         return value is not None and syntax.constant(value) is False
 
     def _apply_zero(self, event: ev.Event, targets: tuple[str, ...], state: State,
-                    spared: frozenset[str] = frozenset(), certain: bool = True) -> State:
+                    spared: frozenset[str] = frozenset(), certain: bool = True,
+                    after_optional_step: bool = False) -> State:
         """``certain=False``: a reset that may or may not reach these optimizers counts as a
-        reset for the flow, but not as one that the loop is known to do (GC003)."""
+        reset for the flow, but not as one that the loop is known to do (GC003).
+        ``after_optional_step``: the reset follows ``if not dry_run: opt.step()``, so what it
+        discards when the step is skipped is discarded on purpose."""
         for loop in self._loops if certain else ():
             self.zeroed_in_loop[id(loop)].update(targets)
         inner = self._inner_conditions()
@@ -266,7 +290,7 @@ class Effects:
         # a reset on a loop's first iteration alone (`if i == 0:`) drops what the last epoch
         # left over, like one before the loop
         quiet = self._handlers > 0 or event.partial or counter or between_epochs or \
-            self._first_only > 0
+            self._first_only > 0 or after_optional_step
         depth = len(self._loops)
         guards = tuple(c for c in self._conditions if c[1] == depth and depth and not c[2])
         # the context of its latest run: the same reset runs in several (a function called
@@ -553,6 +577,21 @@ def _flags(fn: FunctionNode, call: ast.Call) -> dict[str, object]:
         if syntax.has_value(value) and (value is None or isinstance(value, (bool, int, float))):
             flags[name] = value
     return flags
+
+
+def _counting_names(scope: ast.AST) -> set[str]:
+    """Loop targets and names stepped with ``+=`` in ``scope``, and the names bound from an
+    expression that reads one (``last = step + 1 == total``)."""
+    counters: set[str] = set()
+    for node in syntax.walk(scope):
+        if isinstance(node, syntax.FOR_LOOPS):
+            counters |= syntax.stored_names(node.target)
+        elif type(node) is ast.AugAssign:
+            counters |= syntax.stored_names(node.target)
+    derived = {name for node in syntax.walk(scope) if type(node) is ast.Assign
+               and syntax.names_in(node.value) & counters
+               for t in node.targets for name in syntax.stored_names(t)}
+    return counters | derived
 
 
 def _skipped_on_purpose(conditions: tuple[str, ...], counters: list[bool]) -> bool:

@@ -67,8 +67,20 @@ def last_name(key: str) -> str:
     return tail.replace("()", "")
 
 
+# Words that make a name about an optimizer something else than one: `optim_steps`,
+# `opt_level`, `optimizer_state`, `optim_cfg` hold a count, a setting or a state.
+_NOT_AN_OPTIMIZER_PART = frozenset({
+    "step", "steps", "iter", "iters", "iteration", "iterations", "count", "num", "n",
+    "epoch", "epochs", "level", "state", "states", "cfg", "config", "conf", "type", "name",
+    "args", "kwargs", "kw", "params", "freq", "every", "interval", "idx", "index", "fn", "cls",
+    "class", "path", "file", "ckpt",
+})
+
+
 def _optimizer_word(name: str) -> bool:
     lowered = name.lower()
+    if not _NOT_AN_OPTIMIZER_PART.isdisjoint(lowered.split("_")):
+        return False
     if "optimizer" in lowered or "optimiser" in lowered:
         return True
     if re.match(r"opt(im)?[A-Z0-9]", name):  # optG, optim1

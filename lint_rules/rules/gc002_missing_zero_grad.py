@@ -56,13 +56,15 @@ class MissingZeroGrad(Rule):
     rebound optimizer even when its model keeps its gradients between iterations.
 
     ## Precision
-    Low for the `stale` form on held-out repositories: 3 real bugs and 6 false alarms over
-    two held-out parts (33%), and most other findings there were unit tests that pile up
+    Low for the `stale` form on held-out repositories: 5 real bugs and 10 false alarms over
+    three held-out parts (33%), and most other findings there were unit tests that pile up
     gradients knowingly (debatable). The false alarms: a reset and a step in two helpers
-    guarded by the same condition, read as independent; branches on a run-wide constant mixed
-    across calls; a look-ahead step whose gradient is meant to be reused; an optimizer class
-    that inherits its `zero_grad`. The `restep`, `foreign` and `alias` forms have too few
-    held-out findings to state a figure.
+    guarded by the same condition, read as independent; a window whose reset and step come
+    from two different tests of one counter, or from a flag the step sets; branches on a
+    run-wide constant mixed across calls; a look-ahead or line-search step whose gradient is
+    meant to be reused; an optimizer class that inherits its `zero_grad`; a `step()` whose
+    argument was named like an optimizer but held a count. The `restep`, `foreign` and
+    `alias` forms have too few held-out findings to state a figure.
 
     ## Example
     ```python

@@ -32,9 +32,10 @@ class LossAccumulatedWithGraph(Rule):
     returned by a helper that backpropagated it counts as the loss at its call.
 
     ## Precision
-    Medium. On the held-out parts: `sum` 8 real bugs and 2 false alarms (80%), `append` 6 and
-    4 (the 4 on the first part, shapes no longer reported: lists bounded by a first-step
-    guard, backpropagated later, or living for one step), `method` 3 and 0. What a total keeps
+    High for `sum`: 49 real bugs and 2 false alarms over three held-out parts (96.1%; 41 and 0
+    on the third). `append` 9 and 4 (the 4 on the first part, shapes no longer reported:
+    lists bounded by a first-step guard, backpropagated later, or living for one step; 100%
+    on the second and third), `method` 3 and 0. What a total keeps
     after a plain `backward()` is the chain of graph nodes, not the saved activations, so the
     leak is real but grows by kilobytes a step, not by the activations' size.
 

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from gradcheck.lint.endings import split_lines
 from lint_rules.finding import Edit
 
-# `%magic`, `%%cell_magic`, `!shell`, `x = !shell`, `x = %magic`, `obj?` / `obj??` help.
+# `%magic`, `%%cell_magic`, `!shell`, `x = !shell`, `x = %magic`, `obj?` / `obj??` help, and
+# help asked the other way round, `?obj` / `??obj` (a line starting with `?` is no Python).
 # NOTE: a magic name follows `%` directly, so a `% x` continuation line stays Python
 # NOTE: `! cmd` (a space after the `!`) is a shell escape too; no Python line starts with `!`
 _MAGIC = re.compile(
     r"^[ \t]*(?:%{1,2}[A-Za-z_]|!(?!=)|[\w.,\s]+=[ \t]*(?:%[A-Za-z_]|!(?!=))"
-    r"|[\w.]+\?{1,2}[ \t]*$)"
+    r"|[\w.]+\?{1,2}[ \t]*$|\?{1,2}[\w.*]+[ \t]*$)"
 )
 
 

@@ -101,6 +101,15 @@ def test_a_modulo_continuation_line_is_python_not_a_magic(project, kit):
     assert record["code"] == "GC002" and record["cell"] == 2
 
 
+def test_help_asked_before_the_name_is_ipython_not_a_syntax_error(project, kit):
+    # `?datasets.ImageFolder` asks IPython for help, like `datasets.ImageFolder?` does
+    cells = [("code", "import torch\n?torch.optim.SGD\n??torch.nn.Linear\n"),
+             ("code", kit.MISSING_ZERO_GRAD)]
+    _write(project / "train.ipynb", cells)
+    (record,) = json.loads(kit.run_cli(["lint", "--no-cache", "--format", "json"]).stdout)
+    assert record["code"] == "GC002" and record["cell"] == 2
+
+
 def test_sarif_regions_count_lines_within_the_cell(project, kit):
     _write(project / "train.ipynb")
     log = json.loads(kit.run_cli(["lint", "--no-cache", "--format", "sarif"]).stdout)

@@ -35,6 +35,9 @@ _RELEVANT = re.compile(r"backward|zero_grad|clear_grad|\.grad\b|\.step\b|optim")
 # A method that adds an argument into an attribute (a meter's ``update``) can keep a loss's
 # graph for GC004 when a training loop hands it the loss: kept when the file calls it.
 _ADDS_TO_SELF = re.compile(r"\bself\.[\w.]+\s*\+=")
+# A method that returns a counter test (``return step % k == k - 1``) tells when a step runs
+# (``do_step = self._should_do_step()``): kept when the file calls it.
+_RETURNS_COUNTER_TEST = re.compile(r"\breturn\b[^\r\n]*%")
 _STRING = re.compile(r"""[rRbBuUfF]{0,2}(?:"(?:[^"\\\r\n]|\\[^\r\n])*"|'(?:[^'\\\r\n]|\\[^\r\n])*')""")
 _COMMENT = re.compile(r"#[^\r\n]*")
 _LINE_END = re.compile(r"\r\n|\r|\n")
@@ -66,6 +69,7 @@ class _Code:
         self.starts.append(len(self.text) + 1)
         self.relevant = [m.start() for m in _RELEVANT.finditer(self.text)]
         self.adds_to_self = [m.start() for m in _ADDS_TO_SELF.finditer(self.text)]
+        self.counter_returns = [m.start() for m in _RETURNS_COUNTER_TEST.finditer(self.text)]
         self.calls: dict[str, list[int]] = {}
         for match in _CALL.finditer(self.text):
             self.calls.setdefault(match.group(1), []).append(match.start())
@@ -102,7 +106,8 @@ def _kept(functions: list[tuple[ast.AST, int]], code: _Code) -> set[int]:
     analysis walks calls to functions of the same file."""
     spans = [code.span(function.lineno, function.end_lineno) for function, _ in functions]
     relevant = {i for i, span in enumerate(spans) if _any_within(code.relevant, span)
-                or functions[i][0].name in code.calls and _any_within(code.adds_to_self, span)}
+                or functions[i][0].name in code.calls and (
+                    _any_within(code.adds_to_self, span) or _any_within(code.counter_returns, span))}
     new_names = {functions[i][0].name for i in relevant}
     kept_names: set[str] = set()
     calls: list[int] = []  # where the file calls a kept function, sorted

@@ -630,11 +630,28 @@ class ModuleIndex:
             self._counter_flags = {
                 name
                 for node in self._assignments
-                if syntax.has_modulo(node.value)
+                if syntax.has_modulo(node.value) or self._returns_counter_test(node.value)
                 for target in node.targets
                 for name in syntax.stored_names(target)
             }
         return self._counter_flags
+
+    def _returns_counter_test(self, value: ast.AST) -> bool:
+        """``should_step = self._should_do_step()`` where that method (or a function of this
+        file) returns a counter test, ``(i % k) == k - 1``, on every path."""
+        if type(value) is not ast.Call:
+            return False
+        func = value.func
+        function = None
+        if type(func) is ast.Name:
+            function = self.functions.get(func.id)
+        elif type(func) is ast.Attribute and dotted(func.value) == "self":
+            owner = self._class_around(value)
+            function = self.class_method(owner, func.attr) if owner else None
+        if function is None:
+            return False
+        returned = [n.value for n in syntax.walk(function) if type(n) is ast.Return and n.value is not None]
+        return bool(returned) and all(map(syntax.has_modulo, returned))
 
     def repeated_tests(self) -> set[str]:
         """The texts (without whitespace) of ``if``/``elif`` tests that occur more than once."""

@@ -202,12 +202,30 @@ class Effects:
             state = self._apply_zero(shared, (ev.ALL,), state)
         return state
 
+    def _restores_weights(self, call: ast.Call) -> bool:
+        """``net.load_state_dict(saved)`` or ``net.set_params(old_weights)`` where ``saved``
+        was bound to a copy (``deepcopy``, ``.clone()``, ``state_dict()``): the parameters go
+        back to what they were before a step."""
+        if syntax.callee_name(call) not in _RESTORING_CALLS:
+            return False
+        scope = self._frames[-1] if self._frames else self.index.tree
+        names = {n for a in call.args for n in syntax.names_in(a)}
+        return any(
+            type(node) is ast.Assign and names & {n for t in node.targets for n in syntax.stored_names(t)}
+            and any(type(c) is ast.Call and syntax.callee_name(c) in _COPYING_CALLS
+                    for c in syntax.walk(node.value))
+            for node in syntax.walk(scope))
+
     def _follows_optional_step(self, call: ast.Call) -> bool:
         """Whether the reset's statement comes right after ``if <flag>: <step>`` with no
         ``else``, the flag being no counter test (``if not dry_run:``, ``if update:``): the
         writer steps unless told not to and resets either way. A counter test there
         (``if (i + 1) % k == 0:``) is the accumulation bug instead, and stays reported."""
-        previous = syntax.previous_statement(call, self.index.parents)
+        return self._is_optional_step(syntax.previous_statement(call, self.index.parents))
+
+    def _is_optional_step(self, previous: ast.AST | None) -> bool:
+        """``if <flag>: <step>`` with no ``else``, no backward and no reset, the flag no
+        counter test: a step the code skips on purpose when the flag is off."""
         if type(previous) is not ast.If or previous.orelse or not self.index.contains_events(previous):
             return False
         test = previous.test
@@ -219,7 +237,17 @@ class Effects:
         if read & _counting_names(self._frames[-1] if self._frames else self.index.tree):
             return False  # `if step + 1 == total_steps:` counts too, with no `%`
         calls = [n for n in syntax.walk(previous) if type(n) is ast.Call]
-        return not any(ev.is_backward_call(n) or ev.zero_call_receiver(n) is not None for n in calls)
+        if any(ev.is_backward_call(n) or ev.zero_call_receiver(n) is not None for n in calls):
+            return False
+        return any(self._steps(n) for n in calls)
+
+    def _steps(self, call: ast.Call) -> bool:
+        """Whether ``call`` is an optimizer step, or calls a function of the project that
+        holds one (``self._do_optim_step()``)."""
+        if ev.step_target(call, lambda k: self.index.is_optimizer(self._subst_key(k))) is not None:
+            return True
+        callee = self.index.resolve(call, self._class[-1], self._local_defs[-1])
+        return callee is not None and self.index.holds_step(callee)
 
     @staticmethod
     def _inner_optimizers(targets: list[str], state: State) -> list[str]:
@@ -258,10 +286,21 @@ class Effects:
 
     def _backward_inside(self, if_id: int) -> bool:
         node = self._if_nodes.get(if_id)
-        return node is not None and any(
-            type(n) is ast.Call and (ev.is_backward_call(n) or self.index.resolve(
-                n, self._class[-1], self._local_defs[-1]) is not None and self.contains_events(n))
-            for n in syntax.walk(node))
+        return node is not None and self._runs_backward(node, depth=3)
+
+    def _runs_backward(self, node: ast.AST, depth: int) -> bool:
+        """Whether ``node`` runs a backward pass, itself or in a function it calls (a helper
+        that only resets, ``self._start_update()``, runs none)."""
+        for n in syntax.walk(node):
+            if type(n) is not ast.Call:
+                continue
+            if ev.is_backward_call(n):
+                return True
+            if depth and self.contains_events(n):
+                callee = self.index.resolve(n, self._class[-1], self._local_defs[-1])
+                if callee is not None and self._runs_backward(callee, depth - 1):
+                    return True
+        return False
 
     @staticmethod
     def _sets_to_zero(call: ast.Call) -> bool:
@@ -577,6 +616,11 @@ def _flags(fn: FunctionNode, call: ast.Call) -> dict[str, object]:
         if syntax.has_value(value) and (value is None or isinstance(value, (bool, int, float))):
             flags[name] = value
     return flags
+
+
+_RESTORING_CALLS = frozenset({"load_state_dict", "set_params", "set_parameters", "load_params",
+                              "vector_to_parameters"})
+_COPYING_CALLS = frozenset({"deepcopy", "clone", "state_dict", "get_params", "parameters_to_vector"})
 
 
 def _counting_names(scope: ast.AST) -> set[str]:

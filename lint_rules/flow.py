@@ -22,6 +22,7 @@ from lint_rules.states import (
     APPLIED,
     CLEAN,
     State,
+    after_revert,
     compact,
     dropped,
     kinds,
@@ -136,15 +137,33 @@ class Interpreter(Compound, Effects):
     # ----- statements ---------------------------------------------------------------------
     def _block(self, stmts: list[syntax.Statement], state: State | None) -> Flow:
         flow = Flow(normal=state)
-        for stmt in stmts:
-            if flow.normal is None:
-                break
-            out = self._stmt(stmt, flow.normal)
-            flow.brk = join(flow.brk, out.brk)
-            flow.cont = join(flow.cont, out.cont)
-            flow.ret = join(flow.ret, out.ret)
-            flow.normal = out.normal
+        gates = len(self._conditions)
+        try:
+            for stmt in stmts:
+                if flow.normal is None:
+                    break
+                out = self._stmt(stmt, flow.normal)
+                flow.brk = join(flow.brk, out.brk)
+                flow.cont = join(flow.cont, out.cont)
+                flow.ret = join(flow.ret, out.ret)
+                flow.normal = out.normal
+                if self._counter_continue(stmt):
+                    # `if (i + 1) % k: continue`: what follows runs only when the counter
+                    # test lets it, like a block under `if (i + 1) % k == 0:`
+                    text = " ".join(self.text.segment(stmt.test).split())
+                    self._conditions.append((f"not ({text})", len(self._loops), True, id(stmt)))
+        finally:
+            del self._conditions[gates:]
         return flow
+
+    def _counter_continue(self, stmt: syntax.Statement) -> bool:
+        """``if (i + 1) % k: continue`` (a `%` in the test itself, or in one operand of an
+        ``and``): not ``if step < resume_step: continue``, whatever `resume_step` was."""
+        if type(stmt) is not ast.If or stmt.orelse or not self._loops or type(stmt.body[-1]) is not ast.Continue:
+            return False
+        test = stmt.test
+        operands = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
+        return any(syntax.has_modulo(operand) for operand in operands)
 
     def _stmt(self, stmt: syntax.Statement, state: State) -> Flow:
         self._budget -= 1
@@ -156,6 +175,8 @@ class Interpreter(Compound, Effects):
             return Flow(normal=state)
         if kind is ast.ClassDef:
             return Flow(normal=state)
+        if kind is ast.Expr and type(stmt.value) is ast.Call and self._restores_weights(stmt.value):
+            return Flow(normal=self._map_all(state, after_revert))
         if not self.contains_events(stmt) and not syntax.may_jump(stmt):
             if syntax.is_compound(stmt) and any(
                     map(self.index.is_optimizer, syntax.bound_names(stmt))):
@@ -227,6 +248,10 @@ class Interpreter(Compound, Effects):
         self._conditions[-1] = (f"not ({test_text})", len(self._loops), modulo, id(stmt))
         other = self._block(syntax.orelse_of(stmt), no) if no else Flow()
         self._conditions.pop()
+        if other.normal is not None and not modulo and self._loops and self._is_optional_step(stmt):
+            # `if update_param: opt.step()`: when the flag is off, this iteration's
+            # gradients were not meant for any step; a later reset drops them on purpose
+            other.normal = self._map_all(other.normal, dropped)
         flow = join_flows(then, other)
         if key[0] not in self.index.repeated_tests() and not self.contains_events(stmt):
             # `if kind == "epsilon": ... else: raise` tells nothing about gradients, and no
@@ -240,7 +265,10 @@ class Interpreter(Compound, Effects):
         accumulate: ...; last_step = ni``: an accumulation window, like ``i % k == 0``. (A
         threshold that nothing restarts, ``if step > warmup:``, holds from some point on and
         opens no window.)"""
-        if not self._loops or type(stmt.test) is not ast.Compare:
+        test = stmt.test.operand if syntax.is_not(stmt.test) else stmt.test
+        # a flag the block sets again (`if should_start_update: ...; should_start_update =
+        # False`, set back after the step) opens a window too
+        if not self._loops or type(test) not in (ast.Compare, ast.Name, ast.Attribute):
             return False
         restarted = {n for s in syntax.body_of(stmt) for node in syntax.walk(s)
                      if type(node) is ast.Assign for t in node.targets for n in syntax.stored_names(t)}
@@ -467,11 +495,26 @@ class Interpreter(Compound, Effects):
             # `if params.amp:` assumed still holds (a run-wide flag stays the same)
             return state
         written = {p for t in syntax.assignment_targets(stmt) for p in syntax.target_paths(t)}
-        if not written or not any(len(a) for a in state):
+        if written and any(len(a) for a in state):
+            # `self.loss_G = ...` changes nothing that `if self.opt.netF == "mlp":` reads
+            state = forget(state, lambda a: any(syntax.related_paths(w, read)
+                                                for w in written for read in a[0][2]))
+        return self._literal_flag(stmt, state)
+
+    def _literal_flag(self, stmt: syntax.Statement, state: State) -> State:
+        """``perform_backward = True``: until it is bound again, ``if perform_backward:``
+        takes one branch only."""
+        if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or type(stmt.targets[0]) is not ast.Name:
             return state
-        # `self.loss_G = ...` changes nothing that `if self.opt.netF == "mlp":` reads
-        return forget(state, lambda a: any(syntax.related_paths(w, read)
-                                           for w in written for read in a[0][2]))
+        if not self._frames or _declared_global(self._frames[-1], stmt.targets[0].id):
+            # a module's `profile = False` is a default that a config file or the command
+            # line may override (`exec(open("configurator.py").read())`)
+            return state
+        value = syntax.constant(stmt.value)
+        if type(value) is not bool:
+            return state
+        _, key, holds = self._canonical(stmt.targets[0], value)
+        return {assumptions | {(key, holds)}: facts for assumptions, facts in state.items()}
 
     def _rebind(self, stmt: syntax.Statement, state: State) -> State:
         # `opt = optimizers[i]` starts a new story; `optimizer = self.optimizer` is another
@@ -491,6 +534,10 @@ class Interpreter(Compound, Effects):
     def contains_events(self, node: ast.AST) -> bool:
         """Whether ``node`` holds any call or statement that could be a gradient event."""
         return self.index.contains_events(node)
+
+
+def _declared_global(function: ast.AST, name: str) -> bool:
+    return any(type(n) in (ast.Global, ast.Nonlocal) and name in n.names for n in syntax.walk(function))
 
 
 def _self_aliases(node: ast.AST) -> set[str]:

@@ -136,6 +136,12 @@ def after_step(fact: tuple, step: ev.Event) -> tuple:
     return (CLEAN,) if fact[0] in (CLEAN, WIPED) else (APPLIED, step)
 
 
+def after_revert(fact: tuple) -> tuple:
+    """The parameters were put back to a copy taken before the step (a look-ahead or a line
+    search's trial step): the step is undone, and its gradients are unapplied again."""
+    return (FRESH, frozenset()) if fact[0] == APPLIED else fact
+
+
 def after_other_step(fact: tuple, stepper: str, consumed) -> tuple:
     """Optimizer ``stepper`` stepped on the passes in ``fact``; ``consumed(bw)`` says whether
     ``bw`` is known to have gone through the parameters of both."""

@@ -150,11 +150,21 @@ class Interpreter(Compound, Effects):
                 if self._counter_continue(stmt):
                     # `if (i + 1) % k: continue`: what follows runs only when the counter
                     # test lets it, like a block under `if (i + 1) % k == 0:`
-                    text = " ".join(self.text.segment(stmt.test).split())
-                    self._conditions.append((f"not ({text})", len(self._loops), True, id(stmt)))
+                    self._conditions.append((self._negated(stmt.test), len(self._loops), True, id(stmt)))
         finally:
             del self._conditions[gates:]
         return flow
+
+    def _negated(self, test: ast.AST) -> str:
+        """How a message names the test being false: ``(i + 1) % k == 0`` for ``(i + 1) % k
+        != 0``, else ``not (...)``."""
+        flipped = {ast.NotEq: ast.Eq, ast.Eq: ast.NotEq, ast.Lt: ast.GtE, ast.GtE: ast.Lt,
+                   ast.Gt: ast.LtE, ast.LtE: ast.Gt}
+        if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) in flipped:
+            return ast.unparse(ast.Compare(test.left, [flipped[type(test.ops[0])]()], test.comparators))
+        if type(test) is ast.BinOp and type(test.op) is ast.Mod:
+            return f"{ast.unparse(test)} == 0"  # `if (i + 1) % k: continue`
+        return f"not ({' '.join(self.text.segment(test).split())})"
 
     def _counter_continue(self, stmt: syntax.Statement) -> bool:
         """``if (i + 1) % k: continue`` (a `%` in the test itself, or in one operand of an

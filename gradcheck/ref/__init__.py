@@ -393,3 +393,15 @@ from gradcheck.ref.amp import _amp_foreach_non_finite_check_and_unscale_  # noqa
 from gradcheck.ref.odds import _check, _check_is_size, frobenius_norm  # noqa: F401, E402
 
 globals().update(_foreach.namespace())
+
+from gradcheck.ref import integration, namespace_tail, pointwise_tail, scatter_views  # noqa: E402
+
+for _tail in (integration, namespace_tail, pointwise_tail, scatter_views):
+    globals().update(_tail.FUNCTIONS)
+for _tail in (namespace_tail, pointwise_tail, scatter_views):
+    _tail.attach()
+special.ndtri, special.sinc = pointwise_tail.ndtri, pointwise_tail.sinc
+linalg.diagonal = namespace_tail.linalg_diagonal
+legacy_contiguous_format = contiguous_format
+sparse_coo, sparse_csr, sparse_csc = "sparse_coo", "sparse_csr", "sparse_csc"
+nn.functional.hardshrink = pointwise_tail.hardshrink

@@ -1,0 +1,138 @@
+"""The third census round against torch: one row per function (values, and the gradient of
+every floating input in float64), then the names that answer questions rather than compute."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import gradcheck.ref as ref
+
+RNG = np.random.default_rng(7)
+A34 = RNG.normal(size=(3, 4))
+V5 = np.array([-2.0, -0.0, 0.0, 0.3, 1.5])
+SPD_FACTOR = np.tril(RNG.normal(size=(3, 3))) + 3 * np.eye(3)
+
+# name -> (function of the library and its input tensors, input arrays (floats get grads))
+CASES = {
+    "copysign": (lambda lib, a, b: lib.copysign(a, b), [V5, np.array([1.0, -1.0, -0.0, 0.0,
+                                                                       -3.0])]),
+    "copysign_scalar": (lambda lib, a: a.copysign(-2.0), [V5]),
+    "sinc": (lambda lib, a: lib.sinc(a), [np.array([0.0, 0.25, -1.5, 2.0, 1e-9])]),
+    "special_sinc": (lambda lib, a: lib.special.sinc(a), [np.array([0.0, 0.7])]),
+    "ndtri": (lambda lib, a: lib.special.ndtri(a), [np.array([0.01, 0.3, 0.5, 0.93])]),
+    "hardshrink": (lambda lib, a: a.hardshrink(0.4) + lib.nn.functional.hardshrink(a),
+                   [np.array([-1.0, -0.45, 0.2, 0.5, 2.0])]),
+    "isposinf_isneginf": (lambda lib, a: (lib.isposinf(a), a.isneginf()),
+                          [np.array([np.inf, -np.inf, np.nan, 1.0])]),
+    "gcd_lcm": (lambda lib, a, b: (lib.gcd(a, b), a.lcm(b)),
+                [np.array([0, 4, -6, 9]), np.array([0, 6, 9, -12])]),
+    "select_scatter": (lambda lib, a, s: lib.select_scatter(a, s, 1, -1),
+                       [A34, RNG.normal(size=3)]),
+    "slice_scatter": (lambda lib, a, s: a.slice_scatter(s, dim=1, start=1, end=4, step=2),
+                      [A34, RNG.normal(size=(3, 2))]),
+    "diagonal_scatter": (lambda lib, a, s: lib.diagonal_scatter(a, s, -1),
+                         [A34, RNG.normal(size=2)]),
+    "diagonal_scatter_dims": (lambda lib, a, s: lib.diagonal_scatter(a, s, 1, 2, 0),
+                              [RNG.normal(size=(3, 2, 4)), RNG.normal(size=(2, 2))]),
+    "expand_copy": (lambda lib, a: lib.expand_copy(a, (2, 3, 4)), [A34]),
+    "as_strided": (lambda lib, a: lib.as_strided(a, (2, 2), (1, 2), 1), [A34]),
+    "index_put": (lambda lib, a, v: lib.index_put(a, (lib.tensor([0, 2, 0]),), v,
+                                                   accumulate=True),
+                  [A34, RNG.normal(size=(3, 4))]),
+    "argwhere": (lambda lib, a: lib.argwhere(a > 0), [A34]),
+    "combinations": (lambda lib, a: (lib.combinations(a), lib.combinations(
+        a, 3, with_replacement=True)), [np.array([1.0, 2.0, 3.5])]),
+    "cholesky_inverse": (lambda lib, a: (lib.cholesky_inverse(a),
+                                         a.mT.cholesky_inverse(upper=True)), [SPD_FACTOR]),
+    "trapezoid": (lambda lib, y: (lib.trapezoid(y), lib.trapezoid(y, dx=0.5, dim=0),
+                                  lib.trapz(y, dim=0)), [A34]),
+    "trapezoid_x": (lambda lib, y, x: (lib.trapezoid(y, x), lib.trapz(y, x)),
+                    [A34, np.array([0.0, 0.5, 1.7, 2.0])]),
+    "cumulative_trapezoid": (lambda lib, y, x: (lib.cumulative_trapezoid(y, x),
+                                                lib.cumulative_trapezoid(y, dx=2.0, dim=0)),
+                             [A34, np.array([0.0, 0.5, 1.7, 2.0])]),
+    "gradient": (lambda lib, a: lib.gradient(a) + lib.gradient(a, spacing=[2.0], dim=1,
+                                                               edge_order=2),
+                 [RNG.normal(size=(4, 5))]),
+    "gradient_coordinates": (lambda lib, a, x: lib.gradient(a, spacing=(x,), dim=1) +
+                             lib.gradient(a, spacing=(x,), dim=-1, edge_order=2),
+                             [RNG.normal(size=(2, 4)), np.array([0.0, 0.4, 1.5, 1.8])]),
+    "addcmul": (lambda lib, a, b, c: lib.addcmul(a, b, c, value=0.5),
+                [A34, A34 + 1, RNG.normal(size=4)]),
+    "clamp_relu_inplace": (lambda lib, a: (lib.clamp_(a.clone(), -0.5, 0.5),
+                                           lib.relu_(a * 2)), [A34]),
+    "kl_div": (lambda lib, a, b: (lib.kl_div(a, b, 0), lib.kl_div(a, b, 1),
+                                  lib.kl_div(a, b.log(), 2, log_target=True)),
+               [np.log([[0.2, 0.8], [0.5, 0.5]]), np.array([[0.1, 0.9], [0.3, 0.7]])]),
+    "dropout_eval": (lambda lib, a: lib.dropout(a, 0.5, False), [A34]),
+    "linalg_diagonal": (lambda lib, a: lib.linalg.diagonal(a, offset=1),
+                        [RNG.normal(size=(2, 3, 4))]),
+    "cumsum_": (lambda lib, a: a.clone().cumsum_(1), [A34]),
+    "logical_xor_corrcoef": (lambda lib, a: (a.logical_xor(a > 0.5), a.corrcoef()), [A34]),
+    "unravel_index": (lambda lib, i: lib.unravel_index(i, (3, 4)),
+                      [np.array([[0, 5], [11, -1]])]),
+    "scalar_tensor": (lambda lib: (lib.scalar_tensor(3), lib.scalar_tensor(2, dtype=lib.int64),
+                                   lib.scalar_tensor(True)), []),
+}
+
+
+def _run(lib, case):
+    fn, arrays = CASES[case]
+    inputs = [lib.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = fn(lib, *inputs)
+    outs = list(out) if isinstance(out, tuple) else [out]
+    floats = [o for o in outs if o.dtype.is_floating_point and o.requires_grad]
+    if floats:
+        weights = [lib.tensor(np.cos(np.arange(o.numel()) + 1.0).reshape(o.shape))
+                   for o in floats]
+        sum((o * w).sum() for o, w in zip(floats, weights)).backward()
+    grads = [t.grad.numpy() if t.grad is not None else None for t in inputs]
+    return [o.detach().numpy() for o in outs], [str(o.dtype) for o in outs], grads
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_census_functions_match_torch(real_torch, case):
+    mine, theirs = _run(ref, case), _run(real_torch, case)
+    for a, b in zip(mine[0], theirs[0], strict=True):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    assert mine[1] == theirs[1]
+    for a, b in zip(mine[2], theirs[2], strict=True):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_census_function_errors_match_torch(real_torch):
+    for lib in (ref, real_torch):
+        with pytest.raises(RuntimeError, match="not implemented for 'Float'"):
+            lib.gcd(lib.ones(2), lib.ones(2))
+        with pytest.raises(RuntimeError, match="Expect a 1D vector"):
+            lib.combinations(lib.ones(2, 2))
+        with pytest.raises(RuntimeError, match="expected src to have a size equal"):
+            lib.select_scatter(lib.zeros(2, 3), lib.ones(2), 0, 0)
+        with pytest.raises(RuntimeError, match="only supports edge_order=1 and edge_order=2"):
+            lib.gradient(lib.ones(4), edge_order=3)
+        with pytest.raises(AssertionError, match="not compiled with XPU"):
+            lib.ones(2).xpu()
+        with pytest.warns(UserWarning, match="non-inplace resize_as is deprecated"):
+            assert tuple(lib.tensor([1, 2]).resize_as(lib.ones(2, 1)).shape) == (2, 1)
+
+
+def test_mode_queries_follow_the_setters(real_torch):
+    for lib in (ref, real_torch):
+        assert not lib.is_inference_mode_enabled()
+        with lib.inference_mode():
+            assert lib.is_inference_mode_enabled()
+        assert not lib.are_deterministic_algorithms_enabled()
+        lib.use_deterministic_algorithms(True, warn_only=True)
+        try:
+            assert lib.are_deterministic_algorithms_enabled()
+            assert lib.is_deterministic_algorithms_warn_only_enabled()
+        finally:
+            lib.use_deterministic_algorithms(False)
+        assert not lib.is_deterministic_algorithms_warn_only_enabled()

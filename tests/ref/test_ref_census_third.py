@@ -2,6 +2,7 @@
 every floating input in float64), then the names that answer questions rather than compute."""
 from __future__ import annotations
 
+import importlib
 import warnings
 
 import numpy as np
@@ -136,3 +137,99 @@ def test_mode_queries_follow_the_setters(real_torch):
         finally:
             lib.use_deterministic_algorithms(False)
         assert not lib.is_deterministic_algorithms_warn_only_enabled()
+
+
+def _train(lib, make_optimizer, steps=6):
+    weights = lib.nn.Parameter(lib.tensor([[1.5, -0.2, 0.0], [0.3, -2.0, 0.7]],
+                                          dtype=lib.float64))
+    optimizer = make_optimizer(lib, weights)
+    target = lib.tensor([[0.1, 0.2, 0.3], [-0.1, 0.5, 0.2]], dtype=lib.float64)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        ((weights - target) ** 3).abs().sum().backward()
+        optimizer.step()
+    return weights.detach().numpy(), {k: (v.numpy() if hasattr(v, "numpy") else v)
+                                      for k, v in optimizer.state_dict()["state"][0].items()}
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib, w: lib.optim.Rprop([w], lr=0.05),
+    lambda lib, w: lib.optim.Rprop([w], lr=0.2, etas=(0.3, 1.5), step_sizes=(0.01, 0.25),
+                                   maximize=True),
+    lambda lib, w: lib.optim._multi_tensor.Adam([w], lr=0.1),
+    lambda lib, w: lib.optim._multi_tensor.SGD([w], lr=0.01, momentum=0.9),
+], ids=["rprop", "rprop_options", "multi_tensor_adam", "multi_tensor_sgd"])
+def test_census_optimizers_match_torch(real_torch, make):
+    importlib.import_module("torch.optim._multi_tensor")
+    (mine, mine_state), (theirs, theirs_state) = _train(ref, make), _train(real_torch, make)
+    np.testing.assert_allclose(mine, theirs, rtol=1e-12)
+    assert mine_state.keys() == theirs_state.keys()
+    for key in mine_state:
+        np.testing.assert_allclose(mine_state[key], theirs_state[key], rtol=1e-12)
+    assert make(ref, ref.nn.Parameter(ref.ones(1))).defaults.get("foreach") == make(
+        real_torch, real_torch.nn.Parameter(real_torch.ones(1))).defaults.get("foreach")
+
+
+def test_optimizer_internals_answer_like_torch(real_torch):
+    for lib in (ref, real_torch):
+        # torch.optim deletes its `optimizer` attribute; the module is only importable
+        internals = importlib.import_module(f"{lib.__name__}.optim.optimizer")
+        assert internals._default_to_fused_or_foreach([lib.ones(2)], False, False) == (
+            False, False)
+        assert internals._get_capturable_supported_devices(supports_xla=False) == [
+            "cuda", "xpu", "hpu", "privateuseone"]
+        first = [lib.ones(2), lib.ones(2, dtype=lib.float64), lib.zeros(3)]
+        groups = lib.optim.Optimizer._group_tensors_by_device_and_dtype(
+            [first, [t * 2 for t in first]], with_indices=True)
+        summary = {(str(device), str(dtype)): ([[t.tolist() for t in lst] for lst in lists],
+                                               indices)
+                   for (device, dtype), (lists, indices) in groups.items()}
+        if lib is ref:
+            mine = summary
+        else:
+            assert mine == summary
+
+        class Probe(lib.optim.SGD):
+            @internals._use_grad_for_differentiable
+            def step(self, closure=None):
+                return lib.is_grad_enabled()
+
+        assert Probe([lib.nn.Parameter(lib.ones(1))], lr=0.1).step() is False
+        assert lib.is_grad_enabled()
+        averaged = lib.optim.swa_utils.get_swa_avg_fn()(lib.tensor([1.0]), lib.tensor([4.0]),
+                                                        lib.tensor(2))
+        assert averaged.tolist() == [2.0]
+
+
+def test_nn_private_helpers_match_torch(real_torch):
+    import torch.nn._reduction  # noqa: F401
+
+    for lib in (ref, real_torch):
+        nn = lib.nn
+        answers = [nn._reduction.get_enum("none"), nn._reduction.legacy_get_enum(
+            False, True, emit_warning=False), nn.modules.module._addindent("a\nb\n\nc", 2),
+            nn.modules.utils._list_with_default([None, 3], [1, 2, 5, 7]),
+            nn.modules.utils._list_with_default(4, [1, 2]),
+            nn.init._calculate_correct_fan(lib.ones(3, 4, 2), "FAN_OUT"),
+            nn.modules.transformer._get_activation_fn("gelu").__name__,
+            type(nn.NLLLoss2d()).__mro__[1].__name__]
+        if lib is ref:
+            mine = answers
+        else:
+            assert mine == answers
+        with pytest.raises(ValueError, match="bad is not a valid value for reduction"):
+            nn._reduction.get_enum("bad")
+        with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
+            nn.modules.transformer._get_activation_fn("tanh")
+        with pytest.raises(ValueError, match="Mode fan not supported"):
+            nn.init._calculate_correct_fan(lib.ones(2, 2), "fan")
+        with pytest.warns(UserWarning, match="upsample_nearest` is deprecated"):
+            out = nn.functional.upsample_nearest(lib.arange(4.0).reshape(1, 1, 2, 2),
+                                                 scale_factor=2)
+        assert out.flatten().tolist()[:4] == [0.0, 0.0, 1.0, 1.0]
+        norm = nn.LayerNorm(3)
+        with lib.no_grad():
+            norm.weight.mul_(3)
+            norm.bias.add_(1)
+        norm.reset_parameters()
+        assert norm.weight.tolist() == [1.0] * 3 and norm.bias.tolist() == [0.0] * 3

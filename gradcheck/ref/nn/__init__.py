@@ -162,3 +162,7 @@ from gradcheck.ref.nn import attention  # noqa: E402,F401  (torch.nn.attention)
 from gradcheck.ref.nn.ctc import CTCLoss  # noqa: E402,F401
 
 from gradcheck.ref.nn import modules  # noqa: E402,F401  (torch.nn.modules.*, built from the above)
+
+from gradcheck.ref.nn import internals  # noqa: E402
+
+internals.install()

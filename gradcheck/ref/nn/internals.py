@@ -106,5 +106,17 @@ def install() -> None:
     modules.transformer._get_activation_fn = _get_activation_fn
     init._calculate_correct_fan = _calculate_correct_fan
     functional.upsample_nearest = upsample_nearest
-    nn.NLLLoss2d = modules.NLLLoss2d = modules.loss.NLLLoss2d = type(
-        "NLLLoss2d", (nn.NLLLoss,), {"__module__": "torch.nn.modules.loss"})
+    nn.NLLLoss2d = modules.NLLLoss2d = modules.loss.NLLLoss2d = _nll_loss_2d(nn.NLLLoss)
+
+
+def _nll_loss_2d(base: type) -> type:
+    """torch's deprecated name for ``NLLLoss``, warning when made, as torch's does."""
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+                      "drop-in replacement and see https://pytorch.org/docs/main/nn.html"
+                      "#torch.nn.NLLLoss for more details.", FutureWarning, stacklevel=2)
+        base.__init__(self, *args, **kwargs)
+
+    return type("NLLLoss2d", (base,), {"__init__": __init__,
+                                       "__module__": "torch.nn.modules.loss"})

@@ -6,7 +6,7 @@ each dimension's group is the default group, as torch gives for a world of one.
 >>> mesh = torch.distributed.device_mesh.init_device_mesh("cpu", (1, 1),
 ...                                                       mesh_dim_names=("dp", "tp"))
 >>> mesh["tp"], mesh.get_coordinate()
-(DeviceMesh((tp=1), 'cpu', stride=((),)), (0,))
+(DeviceMesh((tp=1), 'cpu', stride=((),)), (0, 0))
 >>> torch.distributed.destroy_process_group()
 """
 from __future__ import annotations

@@ -204,3 +204,168 @@ def test_record_writes_the_error_file_and_reraises(torch, tmp_path, monkeypatch)
         assert "boom" in written["message"]["message"]
         assert "py_callstack" in written["message"]["extraInfo"]
         assert issubclass(errors.ChildFailedError, Exception)
+
+
+def _free_port():
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Counter:
+    def __init__(self, start):
+        self.value = start
+
+    def add(self, amount):
+        self.value += amount
+        return self.value
+
+
+def mutate(tensor, items):
+    tensor.add_(1)
+    items.append(5)
+    return tensor, items
+
+
+def fail(message):
+    raise ValueError(message)
+
+
+def _make_async(lib):
+    """A module-level async rpc function for ``lib`` (rpc pickles functions by name)."""
+    name = f"later_{lib.__name__.replace('.', '_')}"
+
+    def later(x):
+        future = lib.futures.Future()
+        future.set_result(x * 10)
+        return future
+
+    later.__name__ = later.__qualname__ = name
+    globals()[name] = lib.distributed.rpc.functions.async_execution(later)
+    return globals()[name]
+
+
+@pytest.fixture
+def rpc_workers(torch):
+    """Both libraries as worker0 of a one-worker rpc job (torch's over TensorPipe)."""
+    rpc = importlib.import_module("torch.distributed.rpc")
+    options = rpc.TensorPipeRpcBackendOptions(init_method=f"tcp://127.0.0.1:{_free_port()}",
+                                              num_worker_threads=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rpc.init_rpc("worker0", rank=0, world_size=1, rpc_backend_options=options)
+    ref.distributed.rpc.init_rpc("worker0", rank=0, world_size=1)
+    yield
+    rpc.shutdown()
+    ref.distributed.rpc.shutdown()
+
+
+def _rpc_answers(lib):
+    rpc = lib.distributed.rpc
+    me = rpc.get_worker_info()
+    tensor, items = lib.zeros(2), [1]
+    returned = rpc.rpc_sync("worker0", mutate, args=(tensor, items))
+    x = lib.ones(2, requires_grad=True)
+    answers = [repr(me), me.id, rpc.get_worker_info("worker0").name, tensor.tolist(), items,
+               returned[0].tolist(), returned[1], returned[0] is tensor,
+               rpc.rpc_sync(0, lib.add, args=(lib.ones(2), 3)).tolist(),
+               rpc.rpc_sync(me, lib.mul, args=(x, 3)).requires_grad,
+               rpc.rpc_async("worker0", lib.mul, args=(lib.ones(2), 2)).wait().tolist(),
+               rpc.rpc_sync("worker0", _make_async(lib), args=(lib.ones(1),)).tolist()]
+    counter = rpc.remote("worker0", Counter, args=(1,))
+    answers += [counter.rpc_sync().add(2), counter.rpc_async().add(3).wait(),
+                counter.remote().add(1).to_here(), counter.local_value().value,
+                counter.owner() == me, counter.owner_name(), counter.is_owner(),
+                counter.confirmed_by_owner(), rpc.RRef(lib.zeros(1)).to_here().tolist()]
+    with pytest.raises(ValueError, match=r"On WorkerInfo\(id=0, name=worker0\):\nValueError"):
+        rpc.rpc_sync("worker0", fail, args=("bad",))
+    with pytest.raises(ValueError, match="bad"):
+        rpc.rpc_async("worker0", fail, args=("bad",)).wait()
+    for target, kind in (("worker1", "name worker1"), (3, "id 3")):
+        with pytest.raises(RuntimeError, match=f"could not find destination {kind}"):
+            rpc.rpc_sync(target, lib.add, args=(1, 2))
+    with pytest.raises(AttributeError, match="Can't pickle local object"):
+        rpc.rpc_sync("worker0", lambda: None)
+    return answers
+
+
+def test_rpc_with_one_worker_matches_torch(torch, rpc_workers):
+    assert _rpc_answers(ref) == _rpc_answers(torch)
+
+
+def _dist_autograd_answers(lib):
+    rpc, dist_autograd = lib.distributed.rpc, lib.distributed.autograd
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    w = lib.tensor([3.0, -1.0], requires_grad=True)
+    with dist_autograd.context() as first:
+        loss = (rpc.rpc_sync("worker0", lib.mul, args=(x, w)) * x).sum()
+        dist_autograd.backward(first, [loss], retain_graph=True)
+        dist_autograd.backward(first, [loss])
+        grads = dist_autograd.get_gradients(first)
+        with pytest.raises(RuntimeError, match="Already have an autograd context id"):
+            dist_autograd.context().__enter__()
+    with dist_autograd.context() as second:
+        pass
+    with pytest.raises(RuntimeError, match=f"Could not find autograd context with id: {first}"):
+        dist_autograd.get_gradients(first)
+    return [grads[x].tolist(), grads[w].tolist(), x.grad, w.grad, second - first]
+
+
+def test_distributed_autograd_matches_torch(torch, rpc_workers):
+    assert _dist_autograd_answers(ref) == _dist_autograd_answers(torch)
+
+
+def test_remote_module_runs_on_the_one_worker(torch, rpc_workers):
+    found = []
+    for lib in (ref, torch):
+        lib.manual_seed(0)
+        layer = lib.distributed.nn.RemoteModule("worker0/cpu", lib.nn.Linear, args=(3, 2))
+        x = lib.ones(1, 3, dtype=lib.float32)
+        local = layer.get_module_rref().local_value()
+        found.append([layer.forward(x).tolist() == local(x).tolist(),
+                      layer.forward_async(x).wait().tolist() == local(x).tolist(),
+                      len(layer.remote_parameters()), type(local).__name__])
+    assert found[0] == found[1] == [True, True, 2, "Linear"]
+
+
+def test_rpc_refuses_more_workers_and_needs_init(torch):
+    rpc = ref.distributed.rpc
+    with pytest.raises(NotImplementedError, match="use world_size=1, rank=0"):
+        rpc.init_rpc("worker0", rank=0, world_size=2)
+    rpc.init_rpc("worker0", rank=0, world_size=1)
+    try:
+        with pytest.raises(RuntimeError, match="RPC is already initialized"):
+            rpc.init_rpc("worker0", rank=0, world_size=1)
+    finally:
+        rpc.shutdown()
+    for lib in (ref, torch):
+        with pytest.raises(RuntimeError, match="RPC has not been initialized"):
+            lib.distributed.rpc.rpc_sync("worker0", lib.add, args=(1, 2))
+
+
+def test_futures_match_torch(torch):
+    found = []
+    for lib in (ref, torch):
+        first = lib.futures.Future()
+        chained = first.then(lambda f: f.value() + 1)
+        seen = []
+        first.add_done_callback(lambda f: seen.append(f.value()))
+        answers = [first.done()]
+        first.set_result(1)
+        answers += [chained.wait(), first.done(), seen, lib.futures.wait_all([first, chained])]
+        failed = lib.futures.Future()
+        failed.set_exception(ValueError("x"))
+        with pytest.raises(ValueError, match="x"):
+            failed.wait()
+        with pytest.raises(ValueError, match="x"):
+            lib.futures.wait_all([first, failed])
+        with pytest.raises(RuntimeError, match="can only be marked completed once"):
+            first.set_result(2)
+        broken = first.then(lambda f: fail("in callback"))
+        with pytest.raises(RuntimeError, match="when running the callback: ValueError: in "
+                                               "callback"):
+            broken.wait()
+        found.append(answers)
+    assert found[0] == found[1]

@@ -340,7 +340,8 @@ def _submodules() -> None:
     import importlib
 
     for name in ("algorithms", "checkpoint", "constants", "distributed_c10d", "elastic", "fsdp",
-                 "nn", "store", "utils", "_functional_collectives", "device_mesh"):
+                 "nn", "store", "utils", "_functional_collectives", "device_mesh", "rpc",
+                 "autograd"):
         globals()[name] = importlib.import_module(f"{__name__}.{name}")
 
 

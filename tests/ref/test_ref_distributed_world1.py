@@ -97,7 +97,9 @@ def _c10d_answers(lib):
                    str(c10d._get_pg_default_device()), len(c10d._pg_map),
                    dist.group.WORLD in c10d._pg_map]
     answers += [dist.ReduceOp.RedOpType.AVG == dist.ReduceOp.AVG,
-                dist.Backend.default_device_backend_map,
+                # other code may register backends (torch's fake one adds "hpu")
+                {k: v for k, v in dist.Backend.default_device_backend_map.items()
+                 if k in ("cpu", "cuda", "xpu", "mps")},
                 dist.get_default_backend_for_device("cpu"), c10d.is_xccl_available(),
                 c10d._rank_not_in_group(None), c10d._rank_not_in_group(dist.group.WORLD),
                 c10d._rank_not_in_group(dist.GroupMember.NON_GROUP_MEMBER),
@@ -369,3 +371,65 @@ def test_futures_match_torch(torch):
             broken.wait()
         found.append(answers)
     assert found[0] == found[1]
+
+
+def _policy_answers(lib):
+    wrap = importlib.import_module(f"{lib.__name__}.distributed.fsdp.wrap")
+    nn = lib.nn
+    layer, attention, modules = nn.Linear(3, 3), nn.MultiheadAttention(4, 2), nn.ModuleList()
+    answers = []
+    for module in (layer, attention, modules):
+        for recurse in (True, False):
+            answers += [
+                wrap.always_wrap_policy(module, recurse, 10),
+                wrap.lambda_auto_wrap_policy(module, recurse, 10,
+                                             lambda m: isinstance(m, nn.Linear)),
+                wrap.transformer_auto_wrap_policy(module, recurse, 10, {nn.Linear}),
+                wrap.size_based_auto_wrap_policy(module, recurse, 10, min_num_params=5),
+                wrap.size_based_auto_wrap_policy(module, recurse, 3, min_num_params=5),
+                wrap._or_policy(module, recurse, 10, [
+                    wrap.always_wrap_policy,
+                    lambda module, recurse, nonwrapped_numel: False]),
+                wrap.ModuleWrapPolicy({nn.ModuleList})(module, recurse, 10)]
+    return answers
+
+
+def _rekey_answers(lib):
+    fsdp = lib.distributed.fsdp
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.ReLU(), lib.nn.Linear(2, 1))
+    optimizer = lib.optim.Adam(model.parameters(), lr=0.1)
+    model(lib.ones(1, 2)).sum().backward()
+    optimizer.step()
+    state = optimizer.state_dict()
+    FSDP = fsdp.FullyShardedDataParallel
+    by_name = FSDP.rekey_optim_state_dict(state, fsdp.OptimStateKeyType.PARAM_NAME, model)
+    by_id = FSDP.rekey_optim_state_dict(by_name, fsdp.OptimStateKeyType.PARAM_ID, model)
+    return [sorted(by_name["state"]), by_name["param_groups"][0]["params"],
+            sorted(by_id["state"]), by_id["param_groups"][0]["params"],
+            sorted(by_name["state"]["0.weight"])]
+
+
+def test_fsdp_policies_and_configs_match_torch(torch, groups):
+    importlib.import_module("torch.distributed.fsdp.wrap")
+    assert _policy_answers(ref) == _policy_answers(torch)
+    assert _rekey_answers(ref) == _rekey_answers(torch)
+    for lib in (ref, torch):
+        fsdp = lib.distributed.fsdp
+        assert [repr(fsdp.CPUOffloadPolicy()), repr(fsdp.LocalStateDictConfig()),
+                [k.name for k in fsdp.OptimStateKeyType],
+                fsdp.api.StateDictType.SHARDED_STATE_DICT.name,
+                isinstance(fsdp.CPUOffloadPolicy(), fsdp.OffloadPolicy)] == [
+            "CPUOffloadPolicy(pin_memory=True)", "LocalStateDictConfig(offload_to_cpu=False)",
+            ["PARAM_NAME", "PARAM_ID"], "SHARDED_STATE_DICT", True]
+
+
+def test_fsdp_modules_and_forward_methods(groups):
+    fsdp = ref.distributed.fsdp
+    inner = fsdp.FullyShardedDataParallel(ref.nn.Linear(2, 2))
+    outer = fsdp.FullyShardedDataParallel(ref.nn.Sequential(inner, ref.nn.ReLU()))
+    assert fsdp.FullyShardedDataParallel.fsdp_modules(outer) == [outer, inner]
+    assert fsdp.FullyShardedDataParallel.fsdp_modules(outer, root_only=True) == [outer]
+    fsdp.register_fsdp_forward_method(inner.module, "forward")
+    with pytest.raises(ValueError, match="does not have a method generate"):
+        fsdp.register_fsdp_forward_method(inner.module, "generate")

@@ -235,3 +235,34 @@ def test_nn_private_helpers_match_torch(real_torch):
             norm.bias.add_(1)
         norm.reset_parameters()
         assert norm.weight.tolist() == [1.0] * 3 and norm.bias.tolist() == [0.0] * 3
+
+
+def test_data_loading_internals_match_torch(real_torch):
+    import itertools
+    import pickle
+
+    for name in ("utils.data.dataloader", "utils.data._utils", "utils._import_utils",
+                 "utils.data.datapipes.utils.common"):
+        importlib.import_module(f"torch.{name}")
+    found = []
+    for lib in (ref, real_torch):
+        data = lib.utils.data
+        loader = data.DataLoader(data.TensorDataset(lib.arange(5)), batch_size=2)
+        batches = iter(loader)
+        first = next(batches)
+        answers = [data.ConcatDataset.cumsum([[1, 2], [3], []]),
+                   data.dataloader._DatasetKind.Map, data.dataloader._DatasetKind.Iterable,
+                   data._utils.MP_STATUS_CHECK_INTERVAL,
+                   list(itertools.islice(data.dataloader._InfiniteConstantSampler(), 3)),
+                   isinstance(batches, data.dataloader._BaseDataLoaderIter), len(batches),
+                   first[0].tolist(), [b[0].tolist() for b in batches],
+                   data.dataloader.os.sep, lib.utils._import_utils.dill_available(),
+                   data.datapipes.utils.common.DILL_AVAILABLE]
+        pipe = data.datapipes.iter.IterableWrapper([1, 2])
+        data.IterDataPipe.getstate_hook = lambda state: {"hooked": True}
+        try:
+            answers.append(pickle.loads(pickle.dumps(pipe)).__dict__)
+        finally:
+            data.IterDataPipe.getstate_hook = None
+        found.append(answers)
+    assert found[0] == found[1]

@@ -19,9 +19,11 @@ from typing import Any
 
 class ProfilerActivity(enum.Enum):
     CPU = 0
+    XPU = 1
     CUDA = 2
-    XPU = 3
+    HPU = 3
     MTIA = 4
+    PrivateUse1 = 5
 
 
 class ProfilerAction(enum.Enum):

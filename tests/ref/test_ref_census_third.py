@@ -266,3 +266,38 @@ def test_data_loading_internals_match_torch(real_torch):
             data.IterDataPipe.getstate_hook = None
         found.append(answers)
     assert found[0] == found[1]
+
+
+def test_cpu_build_answers_match_torch(real_torch):
+    for name in ("cuda.random", "cuda.amp.common", "cuda.amp.grad_scaler",
+                 "cuda.amp.autocast_mode", "_utils_internal", "_utils"):
+        importlib.import_module(f"torch.{name}")
+    found = []
+    for lib in (ref, real_torch):
+        utils, cuda = lib._utils, lib.cuda
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            answers = [cuda.random.manual_seed(3), cuda.memory_cached(),
+                       cuda.max_memory_cached(), cuda._initialized, cuda._is_in_bad_fork(),
+                       cuda.device_of(lib.ones(1)).idx, cuda.amp.common.amp_definitely_not_available(),
+                       cuda.amp.grad_scaler.GradScaler is cuda.amp.GradScaler,
+                       cuda.amp.autocast_mode.autocast is cuda.amp.autocast,
+                       lib.backends.cudnn.is_acceptable(lib.ones(1)),
+                       lib.backends.cuda.matmul.allow_fp16_accumulation,
+                       lib.mtia.is_available(), utils._element_size(lib.float16),
+                       utils._element_size(lib.int64), utils._get_device_index("cuda:1"),
+                       utils._get_device_index("cpu", allow_cpu=True),
+                       utils._get_device_index(3), utils._get_device_index(None, True),
+                       lib._utils_internal.justknobs_check("anything"),
+                       lib._utils_internal.TEST_MASTER_ADDR,
+                       lib.profiler.ProfilerActivity.HPU.name,
+                       {a.name: int(a.value) for a in (lib.profiler.ProfilerActivity.CPU,
+                                                       lib.profiler.ProfilerActivity.XPU,
+                                                       lib.profiler.ProfilerActivity.CUDA)}]
+        answers.append(sorted(str(w.message)[:40] for w in caught))
+        for device, match in (("cpu", "Expected a non cpu device, but got: cpu"),
+                              ("cuda", "Expected a torch.device with a specified index")):
+            with pytest.raises(ValueError, match=match):
+                utils._get_device_index(device)
+        found.append(answers)
+    assert found[0] == found[1]

@@ -394,7 +394,7 @@ from gradcheck.ref.odds import _check, _check_is_size, frobenius_norm  # noqa: F
 
 globals().update(_foreach.namespace())
 
-from gradcheck.ref import futures, integration, namespace_tail, pointwise_tail  # noqa: E402
+from gradcheck.ref import futures, integration, namespace_tail, pointwise_tail  # noqa: E402,F401
 from gradcheck.ref import scatter_views  # noqa: E402
 
 for _tail in (integration, namespace_tail, pointwise_tail, scatter_views):

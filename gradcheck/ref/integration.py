@@ -128,8 +128,8 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tupl
     results = []
     for d, step in zip(dims, steps):
         if f.shape[d] < edge_order + 1:
-            raise RuntimeError(f"torch.gradient expected each dimension size to be at least "
-                               f"edge_order+1")
+            raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                               "edge_order+1")
         if isinstance(step, Tensor):
             results.append(_coordinate_gradient(f, step, d, edge_order))
         else:

@@ -279,7 +279,8 @@ def test_cpu_build_answers_match_torch(real_torch):
             warnings.simplefilter("always")
             answers = [cuda.random.manual_seed(3), cuda.memory_cached(),
                        cuda.max_memory_cached(), cuda._initialized, cuda._is_in_bad_fork(),
-                       cuda.device_of(lib.ones(1)).idx, cuda.amp.common.amp_definitely_not_available(),
+                       cuda.device_of(lib.ones(1)).idx,
+                       cuda.amp.common.amp_definitely_not_available(),
                        cuda.amp.grad_scaler.GradScaler is cuda.amp.GradScaler,
                        cuda.amp.autocast_mode.autocast is cuda.amp.autocast,
                        lib.backends.cudnn.is_acceptable(lib.ones(1)),

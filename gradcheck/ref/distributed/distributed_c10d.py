@@ -19,7 +19,6 @@ from gradcheck.ref.distributed import (  # noqa: F401
     get_process_group_ranks,
     get_rank,
     get_world_size,
-    group,
     init_process_group,
     is_initialized,
 )

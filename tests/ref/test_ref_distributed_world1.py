@@ -433,3 +433,79 @@ def test_fsdp_modules_and_forward_methods(groups):
     fsdp.register_fsdp_forward_method(inner.module, "forward")
     with pytest.raises(ValueError, match="does not have a method generate"):
         fsdp.register_fsdp_forward_method(inner.module, "generate")
+
+
+def _start_weights(lib):
+    return lib.tensor([[0.5, -1.0], [2.0, 0.25]], dtype=lib.float64)
+
+
+def _zero_answers(lib):
+    from_optim = importlib.import_module(f"{lib.__name__}.distributed.optim")
+    weights = lib.nn.Parameter(_start_weights(lib))
+    zero = from_optim.ZeroRedundancyOptimizer([weights], lib.optim.Adam, lr=0.1)
+    for _ in range(3):
+        zero.zero_grad()
+        (weights ** 3).sum().backward()
+        zero.step()
+    with pytest.raises(RuntimeError, match="has not been consolidated on this rank"):
+        zero.state_dict()
+    zero.consolidate_state_dict()
+    state = zero.state_dict()
+    zero.load_state_dict(state)
+    return [weights.tolist(), sorted(state), state["param_groups"][0]["params"],
+            sorted(state["state"][0]), state["state"][0]["exp_avg"].tolist(), zero.defaults,
+            len(zero.param_groups), type(zero.optim).__name__]
+
+
+def _post_local_answers(lib):
+    algorithms = importlib.import_module(
+        f"{lib.__name__}.distributed.algorithms.model_averaging.averagers")
+    from_optim = importlib.import_module(f"{lib.__name__}.distributed.optim")
+    weights = lib.nn.Parameter(_start_weights(lib))
+    averager = algorithms.PeriodicModelAverager(period=2, warmup_steps=1)
+    optimizer = from_optim.PostLocalSGDOptimizer(lib.optim.SGD([weights], lr=0.1), averager)
+    for _ in range(3):
+        optimizer.zero_grad()
+        (weights ** 2).sum().backward()
+        optimizer.step()
+    state = optimizer.state_dict()
+    return [weights.tolist(), averager.step, state["step"], sorted(state)]
+
+
+def _in_backward_answers(lib):
+    from_optim = importlib.import_module(f"{lib.__name__}.distributed.optim")
+    weights = lib.nn.Parameter(_start_weights(lib))
+    from_optim._apply_optimizer_in_backward(lib.optim.SGD, [weights], {"lr": 0.5})
+    for _ in range(2):
+        (weights ** 2).sum().backward()
+    return [weights.tolist(), weights.grad, len(weights._in_backward_optimizers),
+            weights._optimizer_kwargs]
+
+
+def test_distributed_optimizers_match_torch(torch, groups):
+    importlib.import_module("torch.distributed.algorithms.model_averaging.averagers")
+    for answers in (_zero_answers, _post_local_answers, _in_backward_answers):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            mine, theirs = answers(ref), answers(torch)
+        assert mine == theirs, answers.__name__
+
+
+def _distributed_optimizer_answers(lib):
+    rpc, dist_autograd = lib.distributed.rpc, lib.distributed.autograd
+    from_optim = importlib.import_module(f"{lib.__name__}.distributed.optim")
+    weights = lib.nn.Parameter(_start_weights(lib))
+    optimizer = from_optim.DistributedOptimizer(lib.optim.SGD, [rpc.RRef(weights)], lr=0.1,
+                                                momentum=0.5)
+    for _ in range(2):
+        with dist_autograd.context() as context_id:
+            loss = rpc.rpc_sync("worker0", lib.mul, args=(weights, weights)).sum()
+            dist_autograd.backward(context_id, [loss])
+            optimizer.step(context_id)
+    return [weights.tolist(), weights.grad]
+
+
+def test_distributed_optimizer_matches_torch(torch, rpc_workers):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # torch scripts its optimizers
+        assert _distributed_optimizer_answers(ref) == _distributed_optimizer_answers(torch)

@@ -341,7 +341,7 @@ def _submodules() -> None:
 
     for name in ("algorithms", "checkpoint", "constants", "distributed_c10d", "elastic", "fsdp",
                  "nn", "store", "utils", "_functional_collectives", "device_mesh", "rpc",
-                 "autograd"):
+                 "autograd", "optim"):
         globals()[name] = importlib.import_module(f"{__name__}.{name}")
 
 

@@ -410,3 +410,8 @@ nn.functional.hardshrink = pointwise_tail.hardshrink
 from gradcheck.ref import cpu_build  # noqa: E402
 
 cpu_build.install()
+
+from gradcheck.ref import sparse  # noqa: E402
+
+sparse.attach()
+sparse_coo_tensor, spmm = sparse.sparse_coo_tensor, sparse.mm

@@ -415,3 +415,7 @@ from gradcheck.ref import sparse  # noqa: E402
 
 sparse.attach()
 sparse_coo_tensor, spmm = sparse.sparse_coo_tensor, sparse.mm
+
+from gradcheck.ref import autograd_graph  # noqa: E402
+
+autograd_graph.install()

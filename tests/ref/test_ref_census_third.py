@@ -340,3 +340,64 @@ def test_more_distributions_match_torch(real_torch):
     for a, b in zip(mine[0], theirs[0], strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
     assert mine[1:] == theirs[1:]
+
+
+def _saved_hook_answers(lib):
+    x = lib.tensor([1.0, -2.0], dtype=lib.float64, requires_grad=True)
+    y = lib.tensor([3.0, 0.5], dtype=lib.float64, requires_grad=True)
+    log = []
+
+    def pack(t):
+        log.append(("pack", tuple(t.shape)))
+        return t.detach() * 2
+
+    def unpack(t):
+        log.append(("unpack", tuple(t.shape)))
+        return t
+
+    with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+        product = (x * y).sum()
+        grown = x.exp().sum()
+    product.backward()
+    after_product = [x.grad.tolist(), y.grad.tolist(), sorted(log)]
+    grown.backward()
+    with lib.autograd.graph.save_on_cpu():
+        plain = (x * y).sum()
+    plain.backward()
+    return after_product + [x.grad.tolist(), y.grad.tolist()]
+
+
+def _callback_answers(lib):
+    engine = lib.autograd.Variable._execution_engine
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    log = []
+
+    def hook(grad):
+        engine.queue_callback(lambda: log.append(("callback", x.grad.tolist())))
+        log.append("hook")
+        return grad
+
+    y = x * 2
+    y.register_hook(hook)
+    y.sum().backward()
+    grads = engine.run_backward(((x * 3).sum(),), (lib.tensor(1.0),), False, False, (x,),
+                                allow_unreachable=True, accumulate_grad=False)
+    with pytest.raises(RuntimeError, match="Final callbacks can only be installed during "
+                                           "backward pass"):
+        engine.queue_callback(print)
+    return log + [[g.tolist() for g in grads], x.grad.tolist()]
+
+
+def test_autograd_graph_hooks_and_callbacks_match_torch(real_torch):
+    assert _saved_hook_answers(ref) == _saved_hook_answers(real_torch)
+    assert _callback_answers(ref) == _callback_answers(real_torch)
+    for lib in (ref, real_torch):
+        graph = lib.autograd.graph
+        with graph.disable_saved_tensors_hooks("no hooks in here"):
+            with pytest.raises(RuntimeError, match="no hooks in here"):
+                with graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+                    pass
+        assert graph.set_warn_on_accumulate_grad_stream_mismatch(False) is None
+        with lib.autograd.grad_mode.set_multithreading_enabled(False):
+            assert lib.is_grad_enabled()
+        assert lib.autograd.variable.Variable is lib.autograd.Variable

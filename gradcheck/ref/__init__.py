@@ -315,7 +315,9 @@ strided = "strided"
 contiguous_format = "contiguous_format"
 preserve_format = "preserve_format"
 channels_last = "channels_last"
-__version__ = "2.13.0+gradcheck.ref"
+from gradcheck.ref import torch_version  # noqa: E402
+
+__version__ = torch_version.TorchVersion("2.13.0+gradcheck.ref")
 
 
 def get_default_device():
@@ -419,3 +421,17 @@ sparse_coo_tensor, spmm = sparse.sparse_coo_tensor, sparse.mm
 from gradcheck.ref import autograd_graph  # noqa: E402
 
 autograd_graph.install()
+
+from gradcheck.ref import functional  # noqa: E402
+
+functional.install()
+torch = __import__("sys").modules[__name__]  # torch.torch is torch itself, as in torch
+Storage = FloatStorage  # the default-dtype storage, torch's alias
+_builtins = __import__("builtins")  # int, float and bool are dtypes in this namespace
+types = __import__("types").SimpleNamespace(  # torch.types
+    Number=_builtins.int | _builtins.float | _builtins.bool)
+
+from gradcheck.ref import overrides  # noqa: E402
+
+nn.functional.has_torch_function = overrides.has_torch_function
+nn.functional.handle_torch_function = overrides.handle_torch_function

@@ -401,3 +401,73 @@ def test_autograd_graph_hooks_and_callbacks_match_torch(real_torch):
         with lib.autograd.grad_mode.set_multithreading_enabled(False):
             assert lib.is_grad_enabled()
         assert lib.autograd.variable.Variable is lib.autograd.Variable
+
+
+class _Duck:
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return ("duck", func.__name__, [t.__name__ for t in types], len(args))
+
+
+class _Declines(_Duck):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return NotImplemented
+
+
+def _scaled(x, by):
+    return "plain"
+
+
+def test_torch_function_helpers_match_torch(real_torch):
+    importlib.import_module("torch.overrides")
+    found = []
+    for lib in (ref, real_torch):
+        over = lib.overrides
+        answers = [over.has_torch_function((lib.ones(1),)),
+                   over.has_torch_function((_Duck(), 1)), over.has_torch_function((1, "a")),
+                   over.has_torch_function_unary(_Duck()),
+                   over.has_torch_function_variadic(1, _Declines()),
+                   over.handle_torch_function(_scaled, (_Duck(),), _Duck(), 2),
+                   over.handle_torch_function(_scaled, (_Declines(), _Duck()), _Declines(),
+                                              _Duck()),
+                   over.is_tensor_like(lib.ones(1)), over.is_tensor_like(_Duck()),
+                   over.is_tensor_like(1),
+                   lib.nn.functional.has_torch_function is over.has_torch_function,
+                   lib.nn.functional.handle_torch_function is over.handle_torch_function]
+        with pytest.raises(TypeError, match="no implementation found for '.*_scaled' on types "
+                                            "that implement __torch_function__"):
+            over.handle_torch_function(_scaled, (_Declines(),), _Declines())
+        found.append(answers)
+    assert found[0] == found[1]
+
+
+def test_namespace_odds_match_torch(real_torch):
+    importlib.import_module("torch.torch_version")
+    found = []
+    for lib in (ref, real_torch):
+        version = lib.torch_version.TorchVersion
+        module = lib.nn.Module()
+        module.steps = lib.nn.Buffer(lib.zeros(1))
+        module.scratch = lib.nn.Buffer(lib.ones(2), persistent=False)
+        lib.manual_seed(3)
+        before = lib.rand(2).tolist()
+        lib.manual_seed(3)
+        skipped = lib.nn.utils.skip_init(lib.nn.Linear, 4, 2)
+        after = lib.rand(2).tolist()
+        layer = lib.nn.Linear(2, 1)
+        found.append([
+            version("2.13.0+cpu") >= "2.9", version("2.13.0") > (2, 12, 1),
+            version("2.1.0rc1") < "2.1.0", version("1.10.0a") > "1.2.1",
+            version("2.0.0") == "2.0", version("parrot") < "zebra",
+            lib.torch is lib, lib.functional.einsum is lib.einsum,
+            lib.functional.split is lib.split, lib.Storage is lib.FloatStorage,
+            isinstance(2.5, lib.types.Number), isinstance("2", lib.types.Number),
+            list(module.state_dict()), sorted(dict(module.named_buffers())),
+            isinstance(module.steps, lib.nn.Buffer), isinstance(lib.ones(1), lib.nn.Buffer),
+            before == after, tuple(skipped.weight.shape),
+            layer._call_impl(lib.ones(1, 2)).tolist() == layer(lib.ones(1, 2)).tolist(),
+        ])
+        with pytest.raises(RuntimeError, match="Expected a Module"):
+            lib.nn.utils.skip_init(int)
+    assert found[0] == found[1]

@@ -67,7 +67,7 @@ from gradcheck.ref.nn.padding import (
     ZeroPad1d,
     ZeroPad2d,
 )
-from gradcheck.ref.nn.parameter import Parameter
+from gradcheck.ref.nn.parameter import Buffer, Parameter  # noqa: F401
 from gradcheck.ref.nn.pixelshuffle import PixelShuffle, PixelUnshuffle
 from gradcheck.ref.nn.pooling import (
     AdaptiveAvgPool1d,

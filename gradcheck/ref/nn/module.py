@@ -60,6 +60,9 @@ class Module(ModuleLookup):
         elif isinstance(value, Module):
             _forget(name, self.__dict__, params, buffers)
             modules[name] = value
+        elif buffers is not None and getattr(value, "_is_buffer", False):
+            _forget(name, params, modules)  # nn.Buffer(...): registered, as in torch
+            self.register_buffer(name, value, persistent=value.persistent)
         elif params is not None and name in params:
             if value is not None:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
@@ -122,6 +125,10 @@ class Module(ModuleLookup):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
                                   '"forward" function')
+
+    def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
+        """What calling the module runs: forward with its hooks."""
+        return self.__call__(*args, **kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not (self._forward_pre_hooks or self._forward_hooks):

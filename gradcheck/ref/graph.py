@@ -284,6 +284,8 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, capture=N
     ``only`` limits leaf accumulation to those AccumulateGrad nodes (backward(inputs=...)).
     """
     _in_backward[0] += 1
+    outer_task, outer_node = _task[0], _task[1]
+    _task[0], _task[2] = _task[2], _task[2] + 1
     try:
         _run_backward(roots, grads, retain_graph, create_graph, capture, accumulate, only)
     except BaseException:
@@ -292,12 +294,23 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, capture=N
         raise
     finally:
         _in_backward[0] -= 1
+        _task[0], _task[1] = outer_task, outer_node
     if _in_backward[0] == 0 and _final_callbacks:
         _run_final_callbacks()
 
 
 _in_backward = [0]
 _final_callbacks: list = []
+# the running backward pass's id (-1 outside one), the node being run, the next id to give
+_task: list = [-1, None, 0]
+
+
+def current_graph_task_id() -> int:
+    return _task[0]
+
+
+def current_autograd_node():
+    return _task[1]
 
 
 def queue_callback(callback) -> None:
@@ -333,6 +346,7 @@ def _walk(ready, deps, buffers, needed, retain_graph, create_graph, capture, acc
     with grad_mode.set_grad_enabled(create_graph):
         while ready:
             node = ready.pop()
+            _task[1] = node
             grad = buffers.pop(node)
             if node.pre_hooks or node.retained is not None:  # most nodes have neither
                 grad = _run_hooks(node, grad, accumulate)

@@ -26,7 +26,10 @@ from typing import Any
 
 
 def _implements(kind: type) -> bool:
-    return getattr(kind, "__torch_function__", None) is not None
+    from gradcheck.ref._C import _disabled_torch_function_impl
+
+    method = getattr(kind, "__torch_function__", None)
+    return method is not None and method is not _disabled_torch_function_impl
 
 
 def has_torch_function(relevant_args: Iterable[Any]) -> bool:

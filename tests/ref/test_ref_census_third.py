@@ -471,3 +471,40 @@ def test_namespace_odds_match_torch(real_torch):
         with pytest.raises(RuntimeError, match="Expected a Module"):
             lib.nn.utils.skip_init(int)
     assert found[0] == found[1]
+
+
+class _OptedOut:
+    pass
+
+
+def _c_entry_answers(lib):
+    size = lib.Size
+    x = lib.ones(2, requires_grad=True)
+    seen = []
+
+    def hook(grad):
+        seen.append((lib._C._current_graph_task_id(),
+                     lib._C._current_autograd_node().name()))
+        return grad
+
+    for factor in (2.0, 3.0):
+        y = x * factor
+        y.register_hook(hook)
+        y.sum().backward()
+    _OptedOut.__torch_function__ = lib._C._disabled_torch_function_impl
+    answers = [tuple(lib._C._infer_size(size([2, 1]), size([3]))),
+               lib._C._current_graph_task_id(), lib._C._current_autograd_node(),
+               [name for _, name in seen], seen[1][0] - seen[0][0],
+               lib._C._debug_set_autodiff_subgraph_inlining(False),
+               lib._C._set_math_sdp_allow_fp16_bf16_reduction(True),
+               lib.overrides.has_torch_function((_OptedOut(),)),
+               lib._C._disabled_torch_function_impl(max, (), (1, 5))]
+    with pytest.raises(RuntimeError, match=r"size of tensor a \(3\) must match the size of "
+                                           r"tensor b \(4\) at non-singleton dimension 1"):
+        lib._C._infer_size(size([2, 3]), size([4]))
+    return answers
+
+
+def test_c_entry_points_match_torch(real_torch):
+    importlib.import_module("torch.overrides")
+    assert _c_entry_answers(ref) == _c_entry_answers(real_torch)

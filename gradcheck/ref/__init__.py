@@ -18,6 +18,14 @@ from gradcheck.ref.dtypes import (  # noqa: F401
     qint8,
     qint32,
     quint4x2,
+    quint2x4,
+    uint1,
+    uint2,
+    uint3,
+    uint4,
+    uint5,
+    uint6,
+    uint7,
     quint8,
     dtype,
     float16,
@@ -435,3 +443,11 @@ from gradcheck.ref import overrides  # noqa: E402
 
 nn.functional.has_torch_function = overrides.has_torch_function
 nn.functional.handle_torch_function = overrides.handle_torch_function
+
+from gradcheck.ref import _jit_internal, _prims_common, _tensor  # noqa: E402,F401
+
+
+def _softmax_backward_data(grad_output, output, dim: int, input_dtype):  # noqa: ANN001
+    """The gradient of softmax's input from its output: y * (g - sum(g * y, dim))."""
+    grad = output * (grad_output - (grad_output * output).sum(dim, keepdim=True))
+    return grad.to(input_dtype)

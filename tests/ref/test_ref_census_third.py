@@ -508,3 +508,56 @@ def _c_entry_answers(lib):
 def test_c_entry_points_match_torch(real_torch):
     importlib.import_module("torch.overrides")
     assert _c_entry_answers(ref) == _c_entry_answers(real_torch)
+
+
+def _internal_answers(lib):
+    jit_internal = importlib.import_module(f"{lib.__name__}._jit_internal")
+    prims = importlib.import_module(f"{lib.__name__}._prims_common")
+    module = importlib.import_module(f"{lib.__name__}.nn.modules.module")
+    pick = jit_internal.boolean_dispatch("flag", 1, False, lambda x, flag=True: "on",
+                                         lambda x, flag=False: "off", None, "pick")
+
+    def overloaded(x: int) -> int:
+        ...
+
+    log = []
+    layer = lib.nn.Linear(2, 1)
+    layer.register_forward_pre_hook(lambda m, a: log.append("pre"))
+    layer.register_forward_hook(lambda m, a, o: log.append("post"))
+    handles = [module.register_module_forward_pre_hook(lambda m, a: log.append("global pre")),
+               module.register_module_forward_hook(lambda m, a, o: log.append("global post")),
+               module.register_module_forward_hook(lambda m, a, k, o: o * 0 + 5,
+                                                   with_kwargs=True)]
+    try:
+        replaced = layer(lib.ones(1, 2)).tolist()
+        hooks = [len(module._global_forward_pre_hooks), len(module._global_forward_hooks)]
+    finally:
+        for handle in handles:
+            handle.remove()
+    x = lib.tensor([[0.2, -1.0, 0.5]], dtype=lib.float64, requires_grad=True)
+    y = lib.softmax(x, 1)
+    g = lib.tensor([[1.0, 2.0, -0.5]], dtype=lib.float64)
+    return [jit_internal.Optional[int], jit_internal.List[int], jit_internal.Tuple[int, str],
+            jit_internal._overload(overloaded) is overloaded, pick(0), pick(0, True),
+            pick(0, flag=True), prims.is_integer_dtype(lib.uint8),
+            prims.is_integer_dtype(lib.bool), prims.infer_size((2, -1), 6), log, replaced,
+            hooks, len(module._global_forward_hooks), lib._tensor.Tensor is lib.Tensor,
+            lib._softmax_backward_data(g, y.detach(), 1, lib.float64).tolist(),
+            lib.autograd.grad((y * g).sum(), x)[0].tolist()]
+
+
+def test_private_helpers_match_torch(real_torch):
+    for name in ("_jit_internal", "_prims_common", "_tensor"):
+        importlib.import_module(f"torch.{name}")
+    mine, theirs = _internal_answers(ref), _internal_answers(real_torch)
+    np.testing.assert_allclose(mine.pop(), theirs.pop(), rtol=1e-12)
+    np.testing.assert_allclose(mine.pop(), theirs.pop(), rtol=1e-12)
+    assert mine == theirs
+    for lib in (ref, real_torch):
+        prims = importlib.import_module(f"{lib.__name__}._prims_common")
+        for shape, numel, match in (((4, -1), 6, r"shape '\[4, -1\]' is invalid for input of "
+                                                 "size 6"),
+                                    ((0, -1), 0, "cannot reshape tensor of 0 elements"),
+                                    ((-1, -1), 4, "only one dimension can be inferred")):
+            with pytest.raises(RuntimeError, match=match):
+                prims.infer_size(shape, numel)

@@ -102,6 +102,11 @@ def install() -> None:
                               legacy_get_enum=legacy_get_enum, warnings=warnings)
     sys.modules[reduction.__name__] = nn._reduction = reduction
     modules.module._addindent = _addindent
+    from gradcheck.ref.nn import module as engine_module
+
+    for name in ("_global_forward_pre_hooks", "_global_forward_hooks",
+                 "_global_forward_hooks_with_kwargs"):
+        setattr(modules.module, name, getattr(engine_module, name))
     modules.utils._list_with_default = _list_with_default
     modules.transformer._get_activation_fn = _get_activation_fn
     init._calculate_correct_fan = _calculate_correct_fan

@@ -83,6 +83,44 @@ def linalg_diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -
     return ops.diagonal(A, offset, dim1, dim2)
 
 
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:  # noqa: A002
+    """A 1-d convolution over (time, batch, channel) input with (width, in, out) weights."""
+    from gradcheck.ref.nn import functional
+
+    out = functional.conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias,
+                            padding=pad)
+    return out.permute(2, 0, 1)
+
+
+def sym_int(a) -> int:
+    """A number as an int (floats truncated toward zero), as torch's SymInt helper does."""
+    return a if isinstance(a, int) else int(a)
+
+
+_REMOVED = {
+    "eig": "`torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather "
+           "than real tensors mimicking complex tensors.\n\nL, _ = torch.eig(A) should be "
+           "replaced with:\nL_complex = torch.linalg.eigvals(A)\n\nand\n\nL, V = "
+           "torch.eig(A, eigenvectors=True) should be replaced with:\nL_complex, V_complex = "
+           "torch.linalg.eig(A)",
+    "symeig": "The default behavior has changed from using the upper triangular portion of "
+              "the matrix by default to using the lower triangular portion.\n\nL, _ = "
+              "torch.symeig(A, upper=upper) should be replaced with:\nL = "
+              "torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\nand\n\nL, V = "
+              "torch.symeig(A, eigenvectors=True) should be replaced with:\nL, V = "
+              "torch.linalg.eigh(A, UPLO='U' if upper else 'L')",
+}
+
+
+def _removed(name: str):
+    def removed(*args, **kwargs):
+        raise RuntimeError("This function was deprecated since version 1.9 and is now "
+                           "removed. " + _REMOVED[name])
+
+    removed.__name__ = name
+    return removed
+
+
 def _cumsum_(self: Tensor, dim: int, *, dtype=None) -> Tensor:
     from gradcheck.ref.inplace import inplace
 
@@ -115,7 +153,9 @@ FUNCTIONS = {"addcmul": addcmul, "clamp_": clamp_, "relu_": relu_, "dropout": dr
              "kl_div": kl_div, "scalar_tensor": scalar_tensor,
              "is_inference_mode_enabled": is_inference_mode_enabled,
              "is_deterministic_algorithms_warn_only_enabled":
-                 is_deterministic_algorithms_warn_only_enabled}
+                 is_deterministic_algorithms_warn_only_enabled,
+             "conv_tbc": conv_tbc, "sym_int": sym_int, "eig": _removed("eig"),
+             "symeig": _removed("symeig")}
 METHODS = {"cumsum_": _cumsum_, "resize_as": _resize_as, "logical_xor": ops.logical_xor,
            "corrcoef": _corrcoef, "hardshrink": _hardshrink, "xpu": _xpu}
 

@@ -561,3 +561,63 @@ def test_private_helpers_match_torch(real_torch):
                                     ((-1, -1), 4, "only one dimension can be inferred")):
             with pytest.raises(RuntimeError, match=match):
                 prims.infer_size(shape, numel)
+
+
+def _more_answers(lib):
+    x = lib.tensor([0.3, 1.2], dtype=lib.float64)
+    y = lib.tensor([2.0, -1.0], dtype=lib.float64)
+
+    def f(a, b):
+        return a.sin() * b + (a * a).sum(), a * 3
+
+    value, pushed = lib.func.jvp(f, (x, y), (lib.ones(2, dtype=lib.float64),
+                                             lib.tensor([0.5, 0.0], dtype=lib.float64)))
+    grad, val = lib.func.grad_and_value(lambda a: (a ** 3).sum())(x)
+    sequence = lib.tensor(np.arange(30.0).reshape(5, 2, 3) / 10, requires_grad=True)
+    kernel = lib.tensor(np.cos(np.arange(36.0)).reshape(3, 3, 4), requires_grad=True)
+    bias = lib.tensor([0.1, 0.2, 0.3, 0.4], requires_grad=True)
+    tbc = lib.conv_tbc(sequence, kernel, bias, 1)
+    scores = lib.tensor([[0.1, 0.2, 0.4, 0.8], [0.5, -0.3, 0.0, 1.0]], requires_grad=True)
+    labels = lib.tensor([[3, 0, -1, 1], [1, 2, 1, -1]])
+    margin = lib.nn.MultiLabelMarginLoss()(scores, labels) + lib.nn.functional.\
+        multilabel_margin_loss(scores[0], labels[0], reduction="sum")
+    (tbc.sum() + margin).backward()
+    arrays = [v.numpy() for v in value] + [p.numpy() for p in pushed] + [
+        grad.numpy(), val.numpy(), tbc.detach().numpy(), margin.detach().numpy()] + [
+        t.grad.numpy() for t in (sequence, kernel, bias, scores)]
+    devices = lib.utils.checkpoint.get_device_states(lib.ones(1), 3)
+    lib.utils.checkpoint.set_device_states([], [])
+    storage = lib.ones(2).untyped_storage()
+    restored = lib.serialization.default_restore_location(storage, "cpu") is storage
+    return arrays, [devices, restored, lib.sym_int(-3.7), lib.sym_int(5)]
+
+
+def test_more_tail_functions_match_torch(real_torch):
+    importlib.import_module("torch.utils.checkpoint")
+    (mine, mine_rest), (theirs, theirs_rest) = _more_answers(ref), _more_answers(real_torch)
+    for a, b in zip(mine, theirs, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9)
+    assert mine_rest == theirs_rest
+    for lib in (ref, real_torch):
+        for name in ("eig", "symeig"):
+            with pytest.raises(RuntimeError, match="deprecated since version 1.9 and is now "
+                                                   "removed"):
+                getattr(lib, name)(lib.eye(2))
+        with pytest.raises(RuntimeError, match="Attempting to deserialize object on a CUDA"):
+            lib.serialization.default_restore_location(lib.ones(1).untyped_storage(), "cuda:0")
+
+
+def test_datapipe_graph_matches_torch(real_torch):
+    importlib.import_module("torch.utils.data.graph")
+    importlib.import_module("torch.utils.data.datapipes.iter")
+    found = []
+    for lib in (ref, real_torch):
+        source = lib.utils.data.datapipes.iter.IterableWrapper(range(5))
+        pipe = source.map(abs).filter(bool)
+        graph = lib.utils.data.graph.traverse_dps(pipe)
+
+        def shape(g):
+            return [(key == id(dp), shape(children)) for key, (dp, children) in g.items()]
+
+        found.append(shape(graph))
+    assert found[0] == found[1] == [(True, [(True, [(True, [])])])]

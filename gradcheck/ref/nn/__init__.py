@@ -122,6 +122,7 @@ from gradcheck.ref.nn.margin_losses import (
     GaussianNLLLoss,
     HingeEmbeddingLoss,
     MarginRankingLoss,
+    MultiLabelMarginLoss,
     MultiLabelSoftMarginLoss,
     MultiMarginLoss,
     PoissonNLLLoss,

@@ -451,3 +451,30 @@ def _softmax_backward_data(grad_output, output, dim: int, input_dtype):  # noqa:
     """The gradient of softmax's input from its output: y * (g - sum(g * y, dim))."""
     grad = output * (grad_output - (grad_output * output).sum(dim, keepdim=True))
     return grad.to(input_dtype)
+
+from gradcheck.ref import dlpack, numa  # noqa: E402,F401
+
+dlpack.attach()
+utils.dlpack = dlpack
+from_dlpack = dlpack.from_dlpack
+
+
+class qscheme:  # noqa: N801 - torch's name
+    """A quantization scheme's name (the engine has no quantized tensors)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __reduce__(self):
+        return (getattr, (__import__("sys").modules[__name__], self.name))
+
+
+per_tensor_affine, per_channel_affine, per_tensor_symmetric, per_channel_symmetric, \
+    per_channel_affine_float_qparams = (qscheme(name) for name in (
+        "per_tensor_affine", "per_channel_affine", "per_tensor_symmetric",
+        "per_channel_symmetric", "per_channel_affine_float_qparams"))
+version.xpu = None  # a build without XPU support
+distributed._rank_not_in_group = distributed.distributed_c10d._rank_not_in_group

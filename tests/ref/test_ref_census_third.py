@@ -621,3 +621,49 @@ def test_datapipe_graph_matches_torch(real_torch):
 
         found.append(shape(graph))
     assert found[0] == found[1] == [(True, [(True, [(True, [])])])]
+
+
+def _fails(rank, value):
+    raise ValueError(f"bad {value}")
+
+
+def test_spawn_reports_a_failed_worker_like_torch():
+    with pytest.raises(ref.multiprocessing.ProcessRaisedException) as caught:
+        ref.multiprocessing.spawn(_fails, args=(3,), nprocs=1)
+    error = caught.value
+    assert str(error).startswith("\n\n-- Process 0 terminated with the following error:\n"
+                                 "Traceback (most recent call last):\n")
+    assert str(error).endswith("ValueError: bad 3\n")
+    assert error.error_index == 0 and error.error_pid > 0
+    assert isinstance(error, ref.multiprocessing.ProcessException)
+
+
+def test_dlpack_shares_memory_with_torch_and_numpy(real_torch):
+    theirs = real_torch.arange(4.0)
+    mine = ref.utils.dlpack.from_dlpack(real_torch.utils.dlpack.to_dlpack(theirs))
+    theirs[0] = 7.0
+    assert mine.tolist() == [7.0, 1.0, 2.0, 3.0]
+    back = real_torch.from_dlpack(mine)
+    mine.add_(1)
+    assert back.tolist() == [8.0, 2.0, 3.0, 4.0]
+    array = np.arange(3.0)
+    shared = ref.from_dlpack(array)
+    array[1] = -1.0
+    assert shared.tolist() == [0.0, -1.0, 2.0]
+    assert ref.utils.dlpack.to_dlpack(shared) is not None
+    strided = real_torch.arange(12.0).reshape(3, 4)[:, ::2].t()
+    alias = ref.utils.dlpack.from_dlpack(real_torch.utils.dlpack.to_dlpack(strided))
+    strided.mul_(2)
+    assert alias.tolist() == strided.tolist() and tuple(alias.shape) == (2, 3)
+
+
+def test_scheme_and_option_names_match_torch(real_torch):
+    importlib.import_module("torch.numa.binding")
+    found = []
+    for lib in (ref, real_torch):
+        binding = lib.numa.binding
+        found.append([repr(lib.per_channel_symmetric), repr(lib.per_tensor_affine),
+                      lib.version.xpu, [m.value for m in binding.AffinityMode],
+                      repr(binding.NumaOptions(affinity_mode=binding.AffinityMode.SOCKET)),
+                      lib.distributed._rank_not_in_group(None)])
+    assert found[0] == found[1]

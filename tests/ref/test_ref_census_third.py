@@ -667,3 +667,31 @@ def test_scheme_and_option_names_match_torch(real_torch):
                       repr(binding.NumaOptions(affinity_mode=binding.AffinityMode.SOCKET)),
                       lib.distributed._rank_not_in_group(None)])
     assert found[0] == found[1]
+
+
+def _lazy_answers(lib):
+    lazy = importlib.import_module(f"{lib.__name__}.nn.modules.lazy")
+    uninitialized = importlib.import_module(f"{lib.__name__}.nn.parameter").UninitializedParameter
+    layer = lib.nn.LazyLinear(3)
+    optimizer = lib.optim.SGD(layer.parameters(), lr=0.1)
+    before = [isinstance(layer, lazy.LazyModuleMixin), isinstance(layer.weight, uninitialized),
+              layer.has_uninitialized_params(), len(layer._forward_pre_hooks)]
+    with pytest.raises(RuntimeError, match="Can't access the shape of an uninitialized"):
+        layer.weight.shape
+    x = lib.tensor(np.arange(8.0).reshape(2, 4), dtype=lib.float32)
+    layer(x)
+    with lib.no_grad():
+        layer.weight.copy_(lib.tensor(np.cos(np.arange(12.0)).reshape(3, 4)))
+        layer.bias.copy_(lib.tensor([0.1, 0.2, 0.3]))
+    layer(x).sum().backward()
+    optimizer.step()
+    return before + [type(layer).__name__, isinstance(layer.weight, uninitialized),
+                     type(layer.weight).__name__, tuple(layer.weight.shape), layer.in_features,
+                     len(layer._forward_pre_hooks), sorted(layer.state_dict()),
+                     optimizer.param_groups[0]["params"][0] is layer.weight,
+                     np.round(layer.weight.detach().numpy(), 5).tolist()]
+
+
+def test_lazy_modules_match_torch(real_torch):
+    importlib.import_module("torch.nn.modules.lazy")
+    assert _lazy_answers(ref) == _lazy_answers(real_torch)

@@ -107,7 +107,6 @@ from gradcheck.ref.nn.layers_extra import (
     Bilinear,
     EmbeddingBag,
     Fold,
-    LazyLinear,
     MaxUnpool1d,
     MaxUnpool2d,
     MaxUnpool3d,
@@ -162,6 +161,8 @@ from gradcheck.ref.nn.layers_extra import AdaptiveMaxPool3d  # noqa: E402
 from gradcheck.ref.nn import attention  # noqa: E402,F401  (torch.nn.attention)
 from gradcheck.ref.nn.ctc import CTCLoss  # noqa: E402,F401
 
+from gradcheck.ref.nn import lazy  # noqa: E402
+from gradcheck.ref.nn.lazy import LazyLinear  # noqa: E402
 from gradcheck.ref.nn import modules  # noqa: E402,F401  (torch.nn.modules.*, built from the above)
 
 from gradcheck.ref.nn import internals  # noqa: E402

@@ -91,3 +91,16 @@ class Buffer(metaclass=_BufferMeta):
         tensor = data.detach().requires_grad_(data.requires_grad)
         tensor.persistent, tensor._is_buffer = persistent, True
         return tensor
+
+
+def _uninitialized() -> type:
+    from gradcheck.ref.nn.lazy import UninitializedParameter
+
+    return UninitializedParameter
+
+
+def __getattr__(name: str) -> Any:
+    # torch.nn.parameter.UninitializedParameter lives in lazy.py (it needs Module)
+    if name == "UninitializedParameter":
+        return _uninitialized()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -695,3 +695,29 @@ def _lazy_answers(lib):
 def test_lazy_modules_match_torch(real_torch):
     importlib.import_module("torch.nn.modules.lazy")
     assert _lazy_answers(ref) == _lazy_answers(real_torch)
+
+
+def _small_hooks_answers(lib):
+    importlib.import_module(f"{lib.__name__}.profiler.profiler")
+    model = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2))
+    lib.nn.parallel.DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(
+        model, ["0.bias", "1.running_mean"])
+    ignored = sorted(name for name, t in [*model.named_parameters(), *model.named_buffers()]
+                     if getattr(t, "_ddp_ignored", False))
+    rng = np.random.default_rng(3)
+    q, k, v = (lib.tensor(rng.normal(size=(2, 3, 4)), requires_grad=True) for _ in range(3))
+    w = lib.tensor(rng.normal(size=(12, 4)), requires_grad=True)
+    b = lib.tensor(rng.normal(size=12), requires_grad=True)
+    projected = lib.nn.functional._in_projection_packed(q, k, v, w, b)
+    sum((p * (i + 1)).sum() for i, p in enumerate(projected)).backward()
+    return ([p.detach().numpy() for p in projected] + [t.grad.numpy() for t in (q, k, v, w, b)],
+            [lib.profiler.profiler._default_schedule_fn(7).name, ignored,
+             model._ddp_params_and_buffers_to_ignore])
+
+
+def test_small_internals_match_torch(real_torch):
+    (mine, mine_rest), (theirs, theirs_rest) = (_small_hooks_answers(ref),
+                                                _small_hooks_answers(real_torch))
+    for a, b in zip(mine, theirs, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    assert mine_rest == theirs_rest

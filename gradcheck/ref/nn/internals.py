@@ -92,6 +92,13 @@ def upsample_nearest(input: Any, size: Any = None, scale_factor: Any = None) -> 
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
+def _in_projection_packed(q: Any, k: Any, v: Any, w: Any, b: Any = None) -> list:
+    """Attention's q, k and v projections from one packed ``(3E, E)`` weight."""
+    from gradcheck.ref.nn.multihead import _project
+
+    return list(_project(q, k, v, (w,), b))
+
+
 def install() -> None:
     """Put each helper where torch keeps it."""
     from gradcheck.ref import nn
@@ -111,6 +118,7 @@ def install() -> None:
     modules.transformer._get_activation_fn = _get_activation_fn
     init._calculate_correct_fan = _calculate_correct_fan
     functional.upsample_nearest = upsample_nearest
+    functional._in_projection_packed = _in_projection_packed
     nn.NLLLoss2d = modules.NLLLoss2d = modules.loss.NLLLoss2d = _nll_loss_2d(nn.NLLLoss)
 
 

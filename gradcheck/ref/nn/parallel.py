@@ -48,6 +48,15 @@ class DistributedDataParallel(Module):
     def no_sync(self):
         yield
 
+    @staticmethod
+    def _set_params_and_buffers_to_ignore_for_model(module: Module, params_and_buffers_to_ignore:
+                                                    Any) -> None:
+        """Mark parameters and buffers (by qualified name) that DDP must not synchronize."""
+        module._ddp_params_and_buffers_to_ignore = params_and_buffers_to_ignore
+        for name, tensor in [*module.named_parameters(), *module.named_buffers()]:
+            if name in params_and_buffers_to_ignore:
+                tensor._ddp_ignored = True
+
 
 # torch.nn.parallel's functional forms, for the one device there is
 def _find_tensors(obj: Any) -> Any:

@@ -509,3 +509,94 @@ def test_distributed_optimizer_matches_torch(torch, rpc_workers):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # torch scripts its optimizers
         assert _distributed_optimizer_answers(ref) == _distributed_optimizer_answers(torch)
+
+
+def _times_three(state, bucket):
+    """A user hook: scales the bucket and counts its calls in ``state``."""
+    state.append(len(bucket.parameters()))
+    future = bucket.buffer().mul_(3)
+    return _completed(state.__class__, future)
+
+
+def _completed(_, tensor):
+    import gradcheck.ref as engine
+    import torch as real
+
+    lib = engine if isinstance(tensor, engine.Tensor) else real
+    future = lib.futures.Future()
+    future.set_result(tensor)
+    return future
+
+
+def _comm_hook_answers(lib, hook_name):
+    hooks = importlib.import_module(
+        f"{lib.__name__}.distributed.algorithms.ddp_comm_hooks.default_hooks")
+    local_sgd = importlib.import_module(
+        f"{lib.__name__}.distributed.algorithms.ddp_comm_hooks.post_localSGD_hook")
+    model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh(), lib.nn.Linear(4, 2))
+    with lib.no_grad():
+        for i, p in enumerate(model.parameters()):
+            p.copy_(lib.tensor(np.sin(np.arange(p.numel()) * 1.37 + i).reshape(p.shape)))
+    ddp = lib.nn.parallel.DistributedDataParallel(model)
+    state, calls = None, []
+    if hook_name == "local_sgd":
+        state = local_sgd.PostLocalSGDState(process_group=None,
+                                            subgroup=lib.distributed.new_group([0]),
+                                            start_localSGD_iter=1)
+        hook = local_sgd.post_localSGD_hook
+    elif hook_name == "user":
+        state, hook = calls, _times_three
+    elif hook_name == "builtin_fp16":
+        comm = importlib.import_module(f"{lib.__name__}.distributed.algorithms.ddp_comm_hooks")
+        comm.register_ddp_comm_hook(comm.DDPCommHookType.FP16_COMPRESS, ddp)
+        hook = None
+    else:
+        hook = {"fp16": hooks.fp16_compress_hook, "allreduce": hooks.allreduce_hook,
+                "fp16_wrapper": hooks.fp16_compress_wrapper(hooks.allreduce_hook)}[hook_name]
+    if hook is not None:
+        ddp.register_comm_hook(state, hook)
+    x = lib.tensor(np.linspace(-1, 1, 15).reshape(5, 3), dtype=lib.float32)
+    grads = []
+    for step in range(2):
+        if step == 1:
+            with ddp.no_sync():
+                (ddp(x) ** 2).sum().backward()
+        (ddp(x) * 1.2345678).sum().backward()
+        grads.append([p.grad.detach().numpy().copy() for p in model.parameters()])
+    extra = [state.iter] if hook_name == "local_sgd" else list(calls)
+    with pytest.raises(RuntimeError, match="can only be called once"):
+        ddp.register_comm_hook(None, hooks.allreduce_hook)
+    return grads, extra
+
+
+@pytest.mark.parametrize("hook_name", ["fp16", "allreduce", "fp16_wrapper", "local_sgd", "user",
+                                       "builtin_fp16"])
+def test_ddp_comm_hooks_match_torch(torch, groups, hook_name):
+    (mine, mine_extra), (theirs, theirs_extra) = (_comm_hook_answers(ref, hook_name),
+                                                  _comm_hook_answers(torch, hook_name))
+    for step_mine, step_theirs in zip(mine, theirs, strict=True):
+        for a, b in zip(step_mine, step_theirs, strict=True):
+            # float32 products may differ in the last bit; rounding to float16 must agree
+            if "fp16" in hook_name:
+                np.testing.assert_array_equal(a, b)
+            np.testing.assert_allclose(a, b, rtol=2e-6, atol=1e-7)
+    assert mine_extra == theirs_extra
+
+
+def test_bf16_hooks_round_like_torch_and_ddp_refuses_them_on_cpu(torch, groups):
+    from gradcheck.ref.distributed.comm_hooks import _round_to_bfloat16
+
+    values = np.concatenate([np.random.default_rng(0).normal(size=200).astype(np.float32),
+                             np.array([0.0, -0.0, 1.0 + 2 ** -8, 1.0 + 3 * 2 ** -8, 3.4e38,
+                                       1e-40, np.inf, -np.inf], dtype=np.float32)])
+    expected = torch.tensor(values).to(torch.bfloat16).float().numpy()
+    np.testing.assert_array_equal(_round_to_bfloat16(values), expected)
+    for lib in (ref, torch):
+        hooks = importlib.import_module(
+            f"{lib.__name__}.distributed.algorithms.ddp_comm_hooks.default_hooks")
+        for hook in (hooks.bf16_compress_hook, hooks.bf16_compress_wrapper(hooks.allreduce_hook)):
+            ddp = lib.nn.parallel.DistributedDataParallel(lib.nn.Linear(2, 1))
+            with pytest.raises(TypeError, match="BF16 all reduce communication hook required"):
+                ddp.register_comm_hook(None, hook)
+        with pytest.raises(ValueError, match="Default group size only takes effect when CUDA"):
+            lib.distributed.new_subgroups()

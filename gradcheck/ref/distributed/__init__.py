@@ -86,8 +86,19 @@ GroupMember = group
 class Work:
     """What an ``async_op=True`` collective returns; the work is already done."""
 
+    def __init__(self, result: list | None = None) -> None:
+        self._result = result if result is not None else []
+
     def wait(self, timeout: Any = None) -> bool:
         return True
+
+    def get_future(self) -> Any:
+        """A completed future holding the collective's tensors, as a list (torch's value)."""
+        from gradcheck.ref.futures import Future
+
+        future = Future()
+        future.set_result(self._result)
+        return future
 
     def is_completed(self) -> bool:
         return True
@@ -166,16 +177,16 @@ def new_group(ranks: Any = None, *args: Any, **kwargs: Any) -> ProcessGroup:
     return ProcessGroup(ranks or (0,))
 
 
-def _done(async_op: bool) -> Work | None:
+def _done(async_op: bool, result: list | None = None) -> Work | None:
     _require_group()
-    return Work() if async_op else None
+    return Work(result) if async_op else None
 
 
 # Collectives over one rank: every reduction of one value is that value, and a gather
 # of one tensor is the tensor itself.
 def all_reduce(tensor: Any, op: Any = ReduceOp.SUM, group: Any = None,
                async_op: bool = False) -> Work | None:
-    return _done(async_op)
+    return _done(async_op, [tensor])
 
 
 def reduce(tensor: Any, dst: int = 0, op: Any = ReduceOp.SUM, group: Any = None,
@@ -184,7 +195,7 @@ def reduce(tensor: Any, dst: int = 0, op: Any = ReduceOp.SUM, group: Any = None,
 
 
 def broadcast(tensor: Any, src: int = 0, group: Any = None, async_op: bool = False) -> Work | None:
-    return _done(async_op)
+    return _done(async_op, [tensor])
 
 
 def barrier(group: Any = None, async_op: bool = False, device_ids: Any = None) -> Work | None:
@@ -247,6 +258,20 @@ def scatter_object_list(scatter_object_output_list: list, scatter_object_input_l
                         src: int = 0, group: Any = None, group_src: Any = None) -> None:
     _require_group()
     scatter_object_output_list[0] = scatter_object_input_list[0]
+
+
+def new_subgroups(group_size: int | None = None, group: Any = None, timeout: Any = None,
+                  backend: Any = None, pg_options: Any = None, group_desc: Any = None) -> tuple:
+    """(this rank's subgroup, every subgroup): one subgroup holding the one rank."""
+    _require_group()
+    if group_size is None:  # torch's default is one group per CUDA node
+        raise ValueError("Default group size only takes effect when CUDA is available.If your "
+                         "subgroup using a backend that does not depend on CUDA,please pass in "
+                         "'group_size' correctly.")
+    if group_size != 1:
+        raise ValueError("The world size must be divisible by 'group_size'")
+    subgroup = new_group([0])
+    return subgroup, [subgroup]
 
 
 def new_subgroups_by_enumeration(ranks_per_subgroup_list: list, timeout: Any = None,

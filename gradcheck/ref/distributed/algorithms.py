@@ -1,6 +1,6 @@
 """``torch.distributed.algorithms``: activation-checkpoint wrappers (recomputation gives the
 same values, so the wrapped module runs as it is), ``Join`` for uneven inputs (one rank has
-nobody to wait for) and the DDP communication hooks (nothing to compress over one rank).
+nobody to wait for), the DDP communication hooks (``comm_hooks.py``) and model averagers.
 """
 from __future__ import annotations
 
@@ -47,14 +47,7 @@ class Join(contextlib.AbstractContextManager):
 join = types.SimpleNamespace(Join=Join)
 
 
-def fp16_compress_hook(process_group: Any, bucket: Any) -> Any:
-    raise NotImplementedError("DDP communication hooks are not available in gradcheck.ref: "
-                              "one rank exchanges no gradients")
-
-
-ddp_comm_hooks = types.SimpleNamespace(default_hooks=types.SimpleNamespace(
-    fp16_compress_hook=fp16_compress_hook, allreduce_hook=fp16_compress_hook))
-ddp_comm_hooks.default = ddp_comm_hooks.default_hooks
+from gradcheck.ref.distributed.comm_hooks import ddp_comm_hooks  # noqa: E402,F401
 
 
 class ModelAverager:

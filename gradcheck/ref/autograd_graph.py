@@ -5,7 +5,10 @@
   (``save_on_cpu`` is the pair that keeps them on the cpu, where every tensor here is);
   ``disable_saved_tensors_hooks(message)`` refuses new hooks with that message. NOTE: a
   Python number in an op (``x * 2.0``) is a 0-d tensor here and is packed like any saved
-  tensor, where torch keeps it as a scalar and packs nothing.
+  tensor, where torch keeps it as a scalar and packs nothing; and a fused op may save other
+  tensors than torch's kernel (layer norm saves its inputs here, torch its mean and rstd), so
+  a hook that changes values, rather than moving or storing them, can change gradients
+  differently than in torch.
 - ``Variable._execution_engine.queue_callback(fn)``: ``fn`` runs once the current backward
   pass has finished; ``run_backward`` is the engine call behind ``backward`` and ``grad``.
 

@@ -56,11 +56,11 @@ def fused_op(name: str, forward: Callable, backward: Callable, composite: Callab
 
 def _saved_inputs(ctx) -> tuple:
     """The saved inputs, version-checked except the ``unchecked`` ones; a freed graph raises."""
-    from gradcheck.ref.graph import FREED, Packed, _modified_error
+    from gradcheck.ref.graph import FREED, _modified_error
 
     if ctx._saved is None:
         raise RuntimeError(FREED)
-    if any(type(tensor) is Packed for tensor, _ in ctx._saved):
+    if ctx.packed:
         return ctx.saved_tensors  # saved through saved_tensors_hooks: unpacked there
     unchecked = getattr(ctx, "unchecked", ())
     for k, (tensor, version) in enumerate(ctx._saved):

@@ -80,11 +80,14 @@ class Node:
             self._saved = ()
         elif SAVED_TENSORS_HOOKS:
             self._saved = _packed_entries(saved)
+            self.packed = True
         else:
             self._saved = tuple([(t, t._vc[0] if t is not None else 0) for t in saved])
         self._saved_output = None
         self.pre_hooks = None  # tensor hooks registered on this node's output
         self.retained = None  # weak reference to the output when it called retain_grad()
+
+    packed = False  # True when saved_tensors_hooks packed what this node saved
 
     def name(self) -> str:
         return self._name

@@ -123,3 +123,51 @@ def _parse_to(*args: Any, **kwargs: Any) -> tuple:
 
 
 _nn = SimpleNamespace(_parse_to=_parse_to)
+
+
+def _infer_size(a: Any, b: Any) -> Any:
+    """The broadcast shape of two sizes, with torch's error for a mismatch."""
+    from gradcheck.ref.size import Size
+
+    ndim = max(len(a), len(b))
+    left, right = (1,) * (ndim - len(a)) + tuple(a), (1,) * (ndim - len(b)) + tuple(b)
+    out = []
+    for dim, (m, n) in enumerate(zip(left, right)):
+        if m != n and 1 not in (m, n):
+            raise RuntimeError(f"The size of tensor a ({m}) must match the size of tensor b "
+                               f"({n}) at non-singleton dimension {dim}")
+        out.append(n if m == 1 else m)
+    return Size(out)
+
+
+def _current_graph_task_id() -> int:
+    """The id of the backward pass running now (counted from 0), -1 outside one."""
+    from gradcheck.ref.graph import current_graph_task_id
+
+    return current_graph_task_id()
+
+
+def _current_autograd_node() -> Any:
+    """The grad_fn whose hooks or rule run now; None outside a backward pass."""
+    from gradcheck.ref.graph import current_autograd_node
+
+    return current_autograd_node()
+
+
+def _disabled_torch_function_impl(func: Any, types: Any, args: Any = (),
+                                  kwargs: Any = None) -> Any:
+    """Set as a class's ``__torch_function__`` to opt out of the protocol: call ``func``."""
+    return func(*args, **(kwargs or {}))
+
+
+def _flag(name: str):
+    def set_flag(value: Any) -> None:
+        _FLAGS[name] = value
+
+    set_flag.__name__ = name
+    return set_flag
+
+
+_debug_set_autodiff_subgraph_inlining = _flag("_debug_set_autodiff_subgraph_inlining")
+_jit_set_nvfuser_guard_mode = _flag("_jit_set_nvfuser_guard_mode")
+_set_math_sdp_allow_fp16_bf16_reduction = _flag("_set_math_sdp_allow_fp16_bf16_reduction")

@@ -18,6 +18,14 @@ from gradcheck.ref.dtypes import (  # noqa: F401
     qint8,
     qint32,
     quint4x2,
+    quint2x4,
+    uint1,
+    uint2,
+    uint3,
+    uint4,
+    uint5,
+    uint6,
+    uint7,
     quint8,
     dtype,
     float16,
@@ -315,7 +323,9 @@ strided = "strided"
 contiguous_format = "contiguous_format"
 preserve_format = "preserve_format"
 channels_last = "channels_last"
-__version__ = "2.13.0+gradcheck.ref"
+from gradcheck.ref import torch_version  # noqa: E402
+
+__version__ = torch_version.TorchVersion("2.13.0+gradcheck.ref")
 
 
 def get_default_device():
@@ -393,3 +403,78 @@ from gradcheck.ref.amp import _amp_foreach_non_finite_check_and_unscale_  # noqa
 from gradcheck.ref.odds import _check, _check_is_size, frobenius_norm  # noqa: F401, E402
 
 globals().update(_foreach.namespace())
+
+from gradcheck.ref import futures, integration, namespace_tail, pointwise_tail  # noqa: E402,F401
+from gradcheck.ref import scatter_views  # noqa: E402
+
+for _tail in (integration, namespace_tail, pointwise_tail, scatter_views):
+    globals().update(_tail.FUNCTIONS)
+for _tail in (namespace_tail, pointwise_tail, scatter_views):
+    _tail.attach()
+special.ndtri, special.sinc = pointwise_tail.ndtri, pointwise_tail.sinc
+linalg.diagonal = namespace_tail.linalg_diagonal
+legacy_contiguous_format = contiguous_format
+sparse_coo, sparse_csr, sparse_csc = "sparse_coo", "sparse_csr", "sparse_csc"
+nn.functional.hardshrink = pointwise_tail.hardshrink
+
+from gradcheck.ref import cpu_build  # noqa: E402
+
+cpu_build.install()
+
+from gradcheck.ref import sparse  # noqa: E402
+
+sparse.attach()
+sparse_coo_tensor, spmm = sparse.sparse_coo_tensor, sparse.mm
+
+from gradcheck.ref import autograd_graph  # noqa: E402
+
+autograd_graph.install()
+
+from gradcheck.ref import functional  # noqa: E402
+
+functional.install()
+torch = __import__("sys").modules[__name__]  # torch.torch is torch itself, as in torch
+Storage = FloatStorage  # the default-dtype storage, torch's alias
+_builtins = __import__("builtins")  # int, float and bool are dtypes in this namespace
+types = __import__("types").SimpleNamespace(  # torch.types
+    Number=_builtins.int | _builtins.float | _builtins.bool)
+
+from gradcheck.ref import overrides  # noqa: E402
+
+nn.functional.has_torch_function = overrides.has_torch_function
+nn.functional.handle_torch_function = overrides.handle_torch_function
+
+from gradcheck.ref import _jit_internal, _prims_common, _tensor  # noqa: E402,F401
+
+
+def _softmax_backward_data(grad_output, output, dim: int, input_dtype):  # noqa: ANN001
+    """The gradient of softmax's input from its output: y * (g - sum(g * y, dim))."""
+    grad = output * (grad_output - (grad_output * output).sum(dim, keepdim=True))
+    return grad.to(input_dtype)
+
+from gradcheck.ref import dlpack, numa  # noqa: E402,F401
+
+dlpack.attach()
+utils.dlpack = dlpack
+from_dlpack = dlpack.from_dlpack
+
+
+class qscheme:  # noqa: N801 - torch's name
+    """A quantization scheme's name (the engine has no quantized tensors)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __reduce__(self):
+        return (getattr, (__import__("sys").modules[__name__], self.name))
+
+
+per_tensor_affine, per_channel_affine, per_tensor_symmetric, per_channel_symmetric, \
+    per_channel_affine_float_qparams = (qscheme(name) for name in (
+        "per_tensor_affine", "per_channel_affine", "per_tensor_symmetric",
+        "per_channel_symmetric", "per_channel_affine_float_qparams"))
+version.xpu = None  # a build without XPU support
+distributed._rank_not_in_group = distributed.distributed_c10d._rank_not_in_group

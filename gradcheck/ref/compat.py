@@ -45,12 +45,16 @@ def get_num_threads() -> int:
     return _threads[0]
 
 
+_deterministic = {"mode": False, "warn_only": False}
+
+
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
-    """Everything here is deterministic already."""
+    """Recorded and answered back as torch does; every algorithm here is deterministic."""
+    _deterministic.update(mode=bool(mode), warn_only=bool(warn_only))
 
 
 def are_deterministic_algorithms_enabled() -> bool:
-    return True
+    return _deterministic["mode"]
 
 
 def set_printoptions(**kwargs) -> None:

@@ -76,8 +76,13 @@ qint8 = _name_only("qint8", False, "QInt8Tensor")
 quint8 = _name_only("quint8", False, "QUInt8Tensor")
 qint32 = _name_only("qint32", False, "QInt32Tensor", np.int32)
 quint4x2 = _name_only("quint4x2", False, "QUInt4x2Tensor")
+quint2x4 = _name_only("quint2x4", False, "QUInt2x4Tensor")
+# the sub-byte unsigned "shell" dtypes: torch itself computes nothing in them
+uint1, uint2, uint3, uint4, uint5, uint6, uint7 = (
+    _name_only(f"uint{bits}", False, f"UInt{bits}Tensor") for bits in range(1, 8))
 _UNSUPPORTED = (complex64, complex128, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
-                float8_e5m2fnuz, qint8, quint8, qint32, quint4x2)
+                float8_e5m2fnuz, qint8, quint8, qint32, quint4x2, quint2x4, uint1, uint2, uint3,
+                uint4, uint5, uint6, uint7)
 _WHY = {complex64: "keep real and imaginary parts as two real tensors",
         complex128: "keep real and imaginary parts as two real tensors"}
 

@@ -80,4 +80,43 @@ def grad(func: Any, argnums: int = 0, has_aux: bool = False) -> Any:
     return gradient
 
 
-func = types.SimpleNamespace(functional_call=functional_call, vmap=vmap, grad=grad)
+def grad_and_value(func: Any, argnums: int = 0, has_aux: bool = False) -> Any:
+    """Like ``grad``, returning ``(gradient, value)`` (``(gradient, (value, aux))``)."""
+    def gradient_and_value(*args: Any) -> Any:
+        args = list(args)
+        args[argnums] = args[argnums].detach().requires_grad_(True)
+        with torch.enable_grad():
+            out = func(*args)
+            value, aux = (out if has_aux else (out, None))
+            (g,) = torch.autograd.grad(value, args[argnums])
+        return (g, (value.detach(), aux)) if has_aux else (g, value.detach())
+
+    return gradient_and_value
+
+
+def jvp(func: Any, primals: Any, tangents: Any, *, strict: bool = False,
+        has_aux: bool = False) -> tuple:
+    """``(func(*primals), J @ tangents)``: the forward-mode derivative along ``tangents``.
+
+    NOTE: computed as the derivative of a vector-Jacobian product (``J^T u``) with respect to
+    the dummy ``u``, which is exact because ``J^T u`` is linear in ``u``.
+    """
+    primals = tuple(p.detach().requires_grad_(True) for p in primals)
+    with torch.enable_grad():
+        out = func(*primals)
+        out, aux = out if has_aux else (out, None)
+        outs = out if isinstance(out, tuple) else (out,)
+        dummies = [torch.zeros_like(o).requires_grad_(True) for o in outs]
+        pulled = torch.autograd.grad(outs, primals, dummies, create_graph=True,
+                                     allow_unused=True)
+        along = [(g * t).sum() for g, t in zip(pulled, tangents) if g is not None]
+        pushed = torch.autograd.grad(sum(along), dummies, allow_unused=True) if along and any(
+            a.requires_grad for a in along) else [None] * len(outs)
+    pushed = tuple(torch.zeros_like(o) if p is None else p for o, p in zip(outs, pushed))
+    value = tuple(o.detach() for o in outs) if isinstance(out, tuple) else outs[0].detach()
+    tangent_out = pushed if isinstance(out, tuple) else pushed[0]
+    return (value, tangent_out, aux) if has_aux else (value, tangent_out)
+
+
+func = types.SimpleNamespace(functional_call=functional_call, vmap=vmap, grad=grad,
+                             grad_and_value=grad_and_value, jvp=jvp)

@@ -60,6 +60,8 @@ def _saved_inputs(ctx) -> tuple:
 
     if ctx._saved is None:
         raise RuntimeError(FREED)
+    if ctx.packed:
+        return ctx.saved_tensors  # saved through saved_tensors_hooks: unpacked there
     unchecked = getattr(ctx, "unchecked", ())
     for k, (tensor, version) in enumerate(ctx._saved):
         if k not in unchecked and tensor._vc[0] != version:

@@ -129,3 +129,32 @@ class inference_mode(_GradMode):  # noqa: N801 - torch name
 
     def _fresh(self) -> inference_mode:
         return inference_mode(not self._target)
+
+
+class set_multithreading_enabled:  # noqa: N801 - torch name
+    """torch's switch for running backward on several threads; the engine's backward is one
+    thread either way, so gradients do not depend on it. A context manager or decorator.
+
+    >>> with set_multithreading_enabled(False):
+    ...     is_grad_enabled()
+    True
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = bool(mode)
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+
+        return wrapper

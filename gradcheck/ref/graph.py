@@ -33,6 +33,28 @@ def _modified_error(tensor, node_name: str, expected: int):
     )
 
 
+# (pack, unpack) pairs of torch.autograd.graph.saved_tensors_hooks, innermost last
+SAVED_TENSORS_HOOKS: list = []
+
+
+class Packed:
+    """A saved tensor as ``pack`` returned it; ``unpack`` gives the tensor back in backward."""
+
+    __slots__ = ("value", "unpack")
+
+    def __init__(self, tensor, hooks) -> None:
+        pack, self.unpack = hooks
+        self.value = pack(tensor)
+
+    def tensor(self):
+        return self.unpack(self.value)
+
+
+def _packed_entries(saved) -> tuple:
+    hooks = SAVED_TENSORS_HOOKS[-1]
+    return tuple([(Packed(t, hooks) if t is not None else None, 0) for t in saved])
+
+
 class Node:
     """One recorded operation (a ``grad_fn``); ``rule`` maps the output's grad to input grads.
 
@@ -54,11 +76,18 @@ class Node:
         self.next = edges = tuple(edges)
         self.needs_input_grad = tuple([e is not None for e in edges])
         self.in_meta = tuple(meta)
-        self._saved = tuple([(t, t._vc[0] if t is not None else 0) for t in saved]
-                            ) if saved else ()
+        if not saved:
+            self._saved = ()
+        elif SAVED_TENSORS_HOOKS:
+            self._saved = _packed_entries(saved)
+            self.packed = True
+        else:
+            self._saved = tuple([(t, t._vc[0] if t is not None else 0) for t in saved])
         self._saved_output = None
         self.pre_hooks = None  # tensor hooks registered on this node's output
         self.retained = None  # weak reference to the output when it called retain_grad()
+
+    packed = False  # True when saved_tensors_hooks packed what this node saved
 
     def name(self) -> str:
         return self._name
@@ -73,6 +102,9 @@ class Node:
     def save_output(self, out) -> None:
         # A detached alias avoids an output -> grad_fn -> output cycle; it shares the
         # version counter so in-place edits of the output are still caught.
+        if SAVED_TENSORS_HOOKS:
+            self._saved_output = (Packed(out, SAVED_TENSORS_HOOKS[-1]), 0)
+            return
         self._saved_output = (_make(out._data, vc=out._vc), out._vc[0])
 
     @property
@@ -82,6 +114,9 @@ class Node:
             raise RuntimeError(FREED)
         out = []
         for tensor, version in self._saved:
+            if type(tensor) is Packed:
+                out.append(tensor.tensor())
+                continue
             if tensor is not None and tensor._vc[0] != version:
                 gf = tensor.grad_fn
                 raise _modified_error(tensor, gf.name().split("Backward")[0] if gf else "", version)
@@ -94,6 +129,8 @@ class Node:
         if self._saved is None:
             raise RuntimeError(FREED)
         alias, version = self._saved_output
+        if type(alias) is Packed:
+            return alias.tensor()
         if alias._vc[0] != version:
             raise _modified_error(alias, self._name.split("Backward")[0], version)
         if grad_mode._enabled[0]:
@@ -249,6 +286,49 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, capture=N
     ``capture`` maps nodes to a list that receives the total grad arriving there (autograd.grad);
     ``only`` limits leaf accumulation to those AccumulateGrad nodes (backward(inputs=...)).
     """
+    _in_backward[0] += 1
+    outer_task, outer_node = _task[0], _task[1]
+    _task[0], _task[2] = _task[2], _task[2] + 1
+    try:
+        _run_backward(roots, grads, retain_graph, create_graph, capture, accumulate, only)
+    except BaseException:
+        if _in_backward[0] == 1:
+            _final_callbacks.clear()  # a failed pass runs none of its callbacks
+        raise
+    finally:
+        _in_backward[0] -= 1
+        _task[0], _task[1] = outer_task, outer_node
+    if _in_backward[0] == 0 and _final_callbacks:
+        _run_final_callbacks()
+
+
+_in_backward = [0]
+_final_callbacks: list = []
+# the running backward pass's id (-1 outside one), the node being run, the next id to give
+_task: list = [-1, None, 0]
+
+
+def current_graph_task_id() -> int:
+    return _task[0]
+
+
+def current_autograd_node():
+    return _task[1]
+
+
+def queue_callback(callback) -> None:
+    """Run ``callback()`` when the current backward pass ends (torch's final callbacks)."""
+    if not _in_backward[0]:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _final_callbacks.append(callback)
+
+
+def _run_final_callbacks() -> None:
+    while _final_callbacks:  # a callback may queue another; it runs in the same pass
+        _final_callbacks.pop(0)()
+
+
+def _run_backward(roots, grads, retain_graph, create_graph, capture, accumulate, only):
     deps = _dependencies(roots)
     buffers = {}
     for root, g in zip(roots, grads):
@@ -269,6 +349,7 @@ def _walk(ready, deps, buffers, needed, retain_graph, create_graph, capture, acc
     with grad_mode.set_grad_enabled(create_graph):
         while ready:
             node = ready.pop()
+            _task[1] = node
             grad = buffers.pop(node)
             if node.pre_hooks or node.retained is not None:  # most nodes have neither
                 grad = _run_hooks(node, grad, accumulate)

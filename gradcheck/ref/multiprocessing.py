@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from multiprocessing import *  # noqa: F403 - torch.multiprocessing re-exports all of it
 from multiprocessing import get_all_start_methods  # noqa: F401
+import os
+import traceback
 from typing import Any
 
 _strategy = ["file_descriptor"]
@@ -46,4 +48,28 @@ def start_processes(fn: Any, args: tuple = (), nprocs: int = 1, join: bool = Tru
         raise NotImplementedError(
             f"torch.multiprocessing.spawn with nprocs={nprocs} is not available in "
             "gradcheck.ref: the engine runs one process; use nprocs=1 (world size 1)")
-    fn(0, *args)
+    try:
+        fn(0, *args)
+    except Exception:  # noqa: BLE001 - reported as torch reports a worker's failure
+        raise ProcessRaisedException(
+            "\n\n-- Process 0 terminated with the following error:\n"
+            + traceback.format_exc(), 0, os.getpid()) from None
+
+
+class ProcessException(Exception):
+    """A spawned worker failed; ``error_index`` is its rank, ``error_pid`` its process id."""
+
+    def __init__(self, msg: str, error_index: int, pid: int) -> None:
+        super().__init__(msg)
+        self.msg, self.error_index, self.pid = msg, error_index, pid
+
+    def __reduce__(self):
+        return type(self), (self.msg, self.error_index, self.pid)
+
+
+class ProcessRaisedException(ProcessException):
+    """A spawned worker raised an exception; the message holds its traceback."""
+
+    def __init__(self, msg: str, error_index: int, error_pid: int) -> None:
+        super().__init__(msg, error_index, error_pid)
+        self.error_pid = error_pid

@@ -19,9 +19,11 @@ from typing import Any
 
 class ProfilerActivity(enum.Enum):
     CPU = 0
+    XPU = 1
     CUDA = 2
-    XPU = 3
+    HPU = 3
     MTIA = 4
+    PrivateUse1 = 5
 
 
 class ProfilerAction(enum.Enum):
@@ -100,3 +102,20 @@ class profile:  # noqa: N801 - torch's name
 
     key_averages = events = export_chrome_trace = export_stacks = table = _no_results
 
+
+
+def _default_schedule_fn(_: int) -> ProfilerAction:
+    """Without a schedule the profiler records every step."""
+    return ProfilerAction.RECORD
+
+
+def _register_self_alias() -> None:
+    """``torch.profiler.profiler`` is the module defining ``profile``: this one."""
+    import sys
+
+    this = sys.modules[__name__]
+    this.profiler = this
+    sys.modules[f"{__name__}.profiler"] = this
+
+
+_register_self_alias()

@@ -174,3 +174,16 @@ class _open_file_like:  # noqa: N801 - torch's name
     def __exit__(self, *exc) -> None:
         if self._opened:
             self.file_like.close()
+
+
+def default_restore_location(storage, location: str):
+    """Where a loaded storage goes: its saved location, which must be the cpu here."""
+    if location == "cpu":
+        return storage
+    if location.startswith("cuda"):
+        raise RuntimeError(
+            "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() "
+            "is False. If you are running on a CPU-only machine, please use torch.load with "
+            "map_location=torch.device('cpu') to map your storages to the CPU.")
+    raise RuntimeError(f"don't know how to restore data location of "
+                       f"torch.storage.{type(storage).__name__} (tagged with {location})")

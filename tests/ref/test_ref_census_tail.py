@@ -89,7 +89,8 @@ def test_removed_and_checking_functions_raise_like_torch(torch):
 
 def test_name_only_dtypes_answer_like_torch_and_refuse_tensors(torch):
     for name in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "qint8",
-                 "quint8", "qint32", "quint4x2"):
+                 "quint8", "qint32", "quint4x2", "quint2x4", "uint1", "uint2", "uint3", "uint4",
+                 "uint5", "uint6", "uint7"):
         mine, theirs = getattr(ref, name), getattr(torch, name)
         assert (repr(mine), mine.is_floating_point, mine.itemsize) == (
             repr(theirs), theirs.is_floating_point, theirs.itemsize)

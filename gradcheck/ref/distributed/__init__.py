@@ -42,11 +42,24 @@ class ReduceOp(enum.Enum):
     PREMUL_SUM = "premul_sum"
 
 
+ReduceOp.RedOpType = ReduceOp  # torch's members are RedOpType values; here one enum is both
+
+
 class Backend(str):
     GLOO = "gloo"
     NCCL = "nccl"
     MPI = "mpi"
     UCC = "ucc"
+    default_device_backend_map = {"cpu": "gloo", "cuda": "nccl", "xpu": "xccl", "mps": "gloo"}
+
+
+def get_default_backend_for_device(device: Any) -> str:
+    """The backend torch picks for a device type ("gloo" for cpu)."""
+    kind = getattr(device, "type", None) or str(device).split(":")[0]
+    backend = Backend.default_device_backend_map.get(kind)
+    if backend is None:
+        raise ValueError(f"Default backend not registered for device : {device}")
+    return backend
 
 
 class ProcessGroup:
@@ -64,6 +77,7 @@ class ProcessGroup:
 
 class group:  # noqa: N801 - torch's name
     WORLD = ProcessGroup()
+    NON_GROUP_MEMBER = -100  # what a rank outside a group gets instead of the group
 
 
 GroupMember = group
@@ -72,8 +86,19 @@ GroupMember = group
 class Work:
     """What an ``async_op=True`` collective returns; the work is already done."""
 
+    def __init__(self, result: list | None = None) -> None:
+        self._result = result if result is not None else []
+
     def wait(self, timeout: Any = None) -> bool:
         return True
+
+    def get_future(self) -> Any:
+        """A completed future holding the collective's tensors, as a list (torch's value)."""
+        from gradcheck.ref.futures import Future
+
+        future = Future()
+        future.set_result(self._result)
+        return future
 
     def is_completed(self) -> bool:
         return True
@@ -119,10 +144,12 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
             f"torch.distributed.init_process_group(world_size={world_size}, rank={rank}) is not "
             "available in gradcheck.ref: the engine runs one process; use world_size=1, rank=0")
     _state["backend"] = str(backend or "gloo").split(":")[-1]
+    _state.setdefault("pg_map", {})[GroupMember.WORLD] = (_state["backend"], store)
 
 
 def destroy_process_group(group: Any = None) -> None:
     _state["backend"] = None
+    _state.setdefault("pg_map", {}).clear()
 
 
 def _require_group() -> None:
@@ -150,16 +177,16 @@ def new_group(ranks: Any = None, *args: Any, **kwargs: Any) -> ProcessGroup:
     return ProcessGroup(ranks or (0,))
 
 
-def _done(async_op: bool) -> Work | None:
+def _done(async_op: bool, result: list | None = None) -> Work | None:
     _require_group()
-    return Work() if async_op else None
+    return Work(result) if async_op else None
 
 
 # Collectives over one rank: every reduction of one value is that value, and a gather
 # of one tensor is the tensor itself.
 def all_reduce(tensor: Any, op: Any = ReduceOp.SUM, group: Any = None,
                async_op: bool = False) -> Work | None:
-    return _done(async_op)
+    return _done(async_op, [tensor])
 
 
 def reduce(tensor: Any, dst: int = 0, op: Any = ReduceOp.SUM, group: Any = None,
@@ -168,7 +195,7 @@ def reduce(tensor: Any, dst: int = 0, op: Any = ReduceOp.SUM, group: Any = None,
 
 
 def broadcast(tensor: Any, src: int = 0, group: Any = None, async_op: bool = False) -> Work | None:
-    return _done(async_op)
+    return _done(async_op, [tensor])
 
 
 def barrier(group: Any = None, async_op: bool = False, device_ids: Any = None) -> Work | None:
@@ -225,6 +252,46 @@ def gather_object(obj: Any, object_gather_list: list | None = None, dst: int = 0
 
 
 reduce_op = ReduceOp  # the deprecated name
+
+
+def scatter_object_list(scatter_object_output_list: list, scatter_object_input_list: Any = None,
+                        src: int = 0, group: Any = None, group_src: Any = None) -> None:
+    _require_group()
+    scatter_object_output_list[0] = scatter_object_input_list[0]
+
+
+def new_subgroups(group_size: int | None = None, group: Any = None, timeout: Any = None,
+                  backend: Any = None, pg_options: Any = None, group_desc: Any = None) -> tuple:
+    """(this rank's subgroup, every subgroup): one subgroup holding the one rank."""
+    _require_group()
+    if group_size is None:  # torch's default is one group per CUDA node
+        raise ValueError("Default group size only takes effect when CUDA is available.If your "
+                         "subgroup using a backend that does not depend on CUDA,please pass in "
+                         "'group_size' correctly.")
+    if group_size != 1:
+        raise ValueError("The world size must be divisible by 'group_size'")
+    subgroup = new_group([0])
+    return subgroup, [subgroup]
+
+
+def new_subgroups_by_enumeration(ranks_per_subgroup_list: list, timeout: Any = None,
+                                 backend: Any = None, pg_options: Any = None,
+                                 group_desc: Any = None) -> tuple:
+    """(this rank's subgroup, every subgroup); each rank may be in one subgroup only."""
+    _require_group()
+    seen = [rank for ranks in ranks_per_subgroup_list for rank in ranks]
+    if len(seen) != len(set(seen)):
+        raise ValueError(f"Rank {next(r for r in seen if seen.count(r) > 1)} has appeared in "
+                         "both subgroup")
+    subgroups = [new_group(ranks) for ranks in ranks_per_subgroup_list]
+    mine = next((g for g, ranks in zip(subgroups, ranks_per_subgroup_list) if 0 in ranks), None)
+    return mine, subgroups
+
+
+def _broadcast_coalesced(process_group: Any, tensors: list, buffer_size: int,
+                         src: int = 0) -> None:
+    """Broadcast from ``src`` to every rank: with one rank the tensors already hold it."""
+    _require_group()
 
 
 def get_global_rank(group: Any, group_rank: int) -> int:
@@ -297,8 +364,22 @@ def _submodules() -> None:
     # would answer that with a placeholder before the submodule is ever imported.
     import importlib
 
-    for name in ("algorithms", "checkpoint", "distributed_c10d", "fsdp", "nn"):
+    for name in ("algorithms", "checkpoint", "constants", "distributed_c10d", "elastic", "fsdp",
+                 "nn", "store", "utils", "_functional_collectives", "device_mesh", "rpc",
+                 "autograd", "optim"):
         globals()[name] = importlib.import_module(f"{__name__}.{name}")
 
 
 _submodules()
+from gradcheck.ref.distributed.store import (  # noqa: E402,F401
+    DistBackendError,
+    DistError,
+    DistNetworkError,
+    DistStoreError,
+    FileStore,
+    HashStore,
+    PrefixStore,
+    Store,
+    TCPStore,
+)
+from gradcheck.ref.distributed.device_mesh import DeviceMesh  # noqa: E402,F401

@@ -1,12 +1,13 @@
 """``torch.distributed.algorithms``: activation-checkpoint wrappers (recomputation gives the
 same values, so the wrapped module runs as it is), ``Join`` for uneven inputs (one rank has
-nobody to wait for) and the DDP communication hooks (nothing to compress over one rank).
+nobody to wait for), the DDP communication hooks (``comm_hooks.py``) and model averagers.
 """
 from __future__ import annotations
 
 import contextlib
 import enum
 import types
+import warnings
 from typing import Any
 
 
@@ -46,11 +47,55 @@ class Join(contextlib.AbstractContextManager):
 join = types.SimpleNamespace(Join=Join)
 
 
-def fp16_compress_hook(process_group: Any, bucket: Any) -> Any:
-    raise NotImplementedError("DDP communication hooks are not available in gradcheck.ref: "
-                              "one rank exchanges no gradients")
+from gradcheck.ref.distributed.comm_hooks import ddp_comm_hooks  # noqa: E402,F401
 
 
-ddp_comm_hooks = types.SimpleNamespace(default_hooks=types.SimpleNamespace(
-    fp16_compress_hook=fp16_compress_hook, allreduce_hook=fp16_compress_hook))
-ddp_comm_hooks.default = ddp_comm_hooks.default_hooks
+class ModelAverager:
+    """Counts steps; subclasses decide when to average the parameters over the ranks."""
+
+    def __init__(self, process_group: Any = None) -> None:
+        from gradcheck.ref.distributed import _require_group, group
+
+        _require_group()
+        self.process_group = process_group if process_group is not None else group.WORLD
+        self.step = 0
+
+    def average_parameters(self, params: Any) -> None:
+        raise NotImplementedError
+
+
+class PeriodicModelAverager(ModelAverager):
+    """Average every ``period`` steps after ``warmup_steps``; over one rank the average of
+    each parameter is the parameter, so only the step count moves."""
+
+    def __init__(self, period: int, warmup_steps: int = 0, process_group: Any = None) -> None:
+        if warmup_steps < 0:
+            raise ValueError("Arg ``warmup_steps`` must be a non-negative number.")
+        if period < 1:
+            raise ValueError("Arg ``period`` must be a positive value.")
+        if period == 1:
+            warnings.warn("When period is 1, no need to use model averaging because the "
+                          "communication cost of all-reducing parameters will be no less "
+                          "than the cost of all-reducing gradients by DistributedDataParallel "
+                          "in the backward pass. Therefore, only DistributedDataParallel "
+                          "should be used for this case.", stacklevel=2)
+        super().__init__(process_group)
+        self.warmup_steps, self.period = warmup_steps, period
+
+    def average_parameters(self, params: Any) -> None:
+        self.step += 1
+
+
+def _install_model_averaging() -> None:
+    import sys
+
+    package = types.ModuleType(f"{__name__}.model_averaging")
+    averagers = types.ModuleType(f"{__name__}.model_averaging.averagers")
+    averagers.ModelAverager, averagers.PeriodicModelAverager = ModelAverager, \
+        PeriodicModelAverager
+    package.averagers = averagers
+    sys.modules[package.__name__], sys.modules[averagers.__name__] = package, averagers
+    globals()["model_averaging"] = package
+
+
+_install_model_averaging()

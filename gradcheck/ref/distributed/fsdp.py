@@ -69,6 +69,30 @@ class ShardedStateDictConfig:
     offload_to_cpu: bool = False
 
 
+@dataclasses.dataclass
+class LocalStateDictConfig:
+    offload_to_cpu: bool = False
+
+
+@dataclasses.dataclass
+class OffloadPolicy:
+    """FSDP2: keep parameters where they are."""
+
+
+@dataclasses.dataclass
+class CPUOffloadPolicy(OffloadPolicy):
+    """FSDP2: keep parameters on the cpu (where every tensor here is)."""
+
+    pin_memory: bool = True
+
+
+class OptimStateKeyType(enum.Enum):
+    """How an optimizer state dict names its parameters: by name or by index."""
+
+    PARAM_NAME = enum.auto()
+    PARAM_ID = enum.auto()
+
+
 FullOptimStateDictConfig = FullStateDictConfig
 ShardedOptimStateDictConfig = ShardedStateDictConfig
 
@@ -135,8 +159,52 @@ class FullyShardedDataParallel(Module):
 
     full_optim_state_dict = optim_state_dict
 
+    @staticmethod
+    def scatter_full_optim_state_dict(full_optim_state_dict: dict | None, model: Module,
+                                      optim_input: Any = None, optim: Any = None,
+                                      group: Any = None) -> dict:
+        """Rank 0's full optimizer state, split for each rank: one rank keeps all of it."""
+        return full_optim_state_dict
+
+    @staticmethod
+    def fsdp_modules(module: Module, root_only: bool = False) -> list:
+        """The FSDP instances in ``module`` (itself included), or only the outermost ones."""
+        found = [m for m in module.modules() if isinstance(m, FullyShardedDataParallel)]
+        if root_only:
+            found = [m for m in found if not any(
+                m is not other and m in list(other.modules()) for other in found)]
+        return found
+
+    @staticmethod
+    def rekey_optim_state_dict(optim_state_dict: dict, optim_state_key_type: OptimStateKeyType,
+                               model: Module, optim_input: Any = None,
+                               optim: Any = None) -> dict:
+        """Re-key an optimizer state dict by parameter name or by index, in the order of
+        ``model.named_parameters()`` (the order a plain optimizer over the model uses)."""
+        names = [name.replace("_fsdp_wrapped_module.", "")
+                 for name, _ in model.named_parameters()]
+        by_id = optim_state_key_type == OptimStateKeyType.PARAM_ID
+        rename = ({name: i for i, name in enumerate(names)} if by_id
+                  else dict(enumerate(names)))
+
+        def key(k: Any) -> Any:
+            return rename.get(k, k)
+
+        # NOTE: torch lists each group's re-keyed parameters sorted (by name or by index)
+        groups = [dict(g, params=sorted(key(p) for p in g["params"]))
+                  for g in optim_state_dict["param_groups"]]
+        state = {key(k): v for k, v in optim_state_dict["state"].items()}
+        return {"state": state, "param_groups": groups}
+
 
 FSDPModule = FullyShardedDataParallel
+
+
+def register_fsdp_forward_method(module: Module, method_name: str) -> None:
+    """FSDP2 runs its pre/post-forward hooks around ``method_name`` too; with nothing
+    sharded those hooks do nothing, so the method runs as it is."""
+    if not callable(getattr(module, method_name, None)):
+        raise ValueError(f"{type(module)} does not have a method {method_name}")
 
 
 def fully_shard(module: Module, *args: Any, **kwargs: Any) -> Module:
@@ -144,33 +212,78 @@ def fully_shard(module: Module, *args: Any, **kwargs: Any) -> Module:
     return module
 
 
-class _Wrap:
-    """``fsdp.wrap``: the auto-wrap policies (nothing is wrapped over one rank)."""
+def always_wrap_policy(*args: Any, **kwargs: Any) -> bool:
+    """Wrap every module."""
+    return True
 
-    @staticmethod
-    def transformer_auto_wrap_policy(module: Module, recurse: bool, nonwrapped_numel: int,
-                                     transformer_layer_cls: Any = ()) -> bool:
-        return False
 
-    @staticmethod
-    def size_based_auto_wrap_policy(module: Module, recurse: bool, nonwrapped_numel: int,
-                                    min_num_params: int = int(1e8), **kwargs: Any) -> bool:
-        return False
+def lambda_auto_wrap_policy(module: Module, recurse: bool, nonwrapped_numel: int,
+                            lambda_fn: Any) -> bool:
+    """Always descend; wrap a module when ``lambda_fn(module)`` says so."""
+    return True if recurse else bool(lambda_fn(module))
 
-    ModuleWrapPolicy = staticmethod(lambda module_classes: None)
 
-    @staticmethod
-    def wrap(module: Module, **kwargs: Any) -> Module:
-        return module
+def transformer_auto_wrap_policy(module: Module, recurse: bool, nonwrapped_numel: int,
+                                 transformer_layer_cls: Any = ()) -> bool:
+    """Always descend; wrap the instances of ``transformer_layer_cls``."""
+    return True if recurse else isinstance(module, tuple(transformer_layer_cls))
 
-    @staticmethod
+
+def size_based_auto_wrap_policy(module: Module, recurse: bool, nonwrapped_numel: int,
+                                min_num_params: int = int(1e8), force_leaf_modules: Any = None,
+                                exclude_wrap_modules: Any = None) -> bool:
+    """Descend into, and wrap, modules holding at least ``min_num_params`` unwrapped
+    parameters; never into a MultiheadAttention, never wrapping a ModuleList or ModuleDict."""
+    leaves = (torch.nn.MultiheadAttention,) if force_leaf_modules is None else tuple(
+        force_leaf_modules)
+    excluded = (torch.nn.ModuleList, torch.nn.ModuleDict) if exclude_wrap_modules is None \
+        else tuple(exclude_wrap_modules)
+    large = nonwrapped_numel >= min_num_params
+    return large and not isinstance(module, leaves if recurse else excluded)
+
+
+def _or_policy(module: Module, recurse: bool, nonwrapped_numel: int, policies: Any) -> bool:
+    """Wrap when any of ``policies`` would."""
+    return any(policy(module=module, recurse=recurse, nonwrapped_numel=nonwrapped_numel)
+               for policy in policies)
+
+
+class ModuleWrapPolicy:
+    """Wrap the instances of the given module classes."""
+
+    def __init__(self, module_classes: Any) -> None:
+        self._module_classes = tuple(module_classes)
+
+    def __call__(self, module: Module, recurse: bool, *args: Any, **kwargs: Any) -> bool:
+        return True if recurse else isinstance(module, self._module_classes)
+
+
+def _wrap_module() -> Any:
+    """``fsdp.wrap`` as a module (code imports its policies from it): the auto-wrap
+    policies; over one rank wrapping changes nothing, so ``wrap`` returns its module."""
+    import sys
+    import types
+
+    module = types.ModuleType(f"{__name__}.wrap", _wrap_module.__doc__)
+
     @contextlib.contextmanager
     def enable_wrap(*args: Any, **kwargs: Any):
         yield
 
+    module.__dict__.update(
+        always_wrap_policy=always_wrap_policy, lambda_auto_wrap_policy=lambda_auto_wrap_policy,
+        transformer_auto_wrap_policy=transformer_auto_wrap_policy,
+        size_based_auto_wrap_policy=size_based_auto_wrap_policy, _or_policy=_or_policy,
+        ModuleWrapPolicy=ModuleWrapPolicy, wrap=lambda module, **kwargs: module,
+        enable_wrap=enable_wrap)
+    sys.modules[module.__name__] = module
+    for alias in ("fully_sharded_data_parallel", "api"):
+        sys.modules[f"{__name__}.{alias}"] = sys.modules[__name__]
+    return module
 
-wrap = _Wrap
-fully_sharded_data_parallel = __import__("sys").modules[__name__]
+
+wrap = _wrap_module()
+fully_sharded_data_parallel = api = __import__("sys").modules[__name__]
 
 
 def _sharded_scaler():

@@ -20,3 +20,36 @@ def all_reduce(tensor: Any, op: Any = None, group: Any = None) -> Any:
 
 
 functional = types.SimpleNamespace(all_gather=all_gather, all_reduce=all_reduce)
+
+
+class RemoteModule:
+    """``RemoteModule("worker0/cpu", cls, args, kwargs)``: a module made and kept on a worker
+    (here the only one), called through rpc, so inputs and outputs travel as copies."""
+
+    def __init__(self, remote_device: str, module_cls: type, args: tuple | None = None,
+                 kwargs: dict | None = None) -> None:
+        from gradcheck.ref.distributed import rpc
+
+        worker, _, device = remote_device.partition("/")
+        self.on, self.device = worker, device or "cpu"
+        self.module_rref = rpc.remote(worker, module_cls, tuple(args or ()), dict(kwargs or {}))
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        from gradcheck.ref.distributed import rpc
+
+        return rpc.rpc_sync(self.on, self.module_rref.local_value(), args, kwargs)
+
+    __call__ = forward
+
+    def forward_async(self, *args: Any, **kwargs: Any) -> Any:
+        from gradcheck.ref.distributed import rpc
+
+        return rpc.rpc_async(self.on, self.module_rref.local_value(), args, kwargs)
+
+    def get_module_rref(self) -> Any:
+        return self.module_rref
+
+    def remote_parameters(self, recurse: bool = True) -> list:
+        from gradcheck.ref.distributed import rpc
+
+        return [rpc.RRef(p) for p in self.module_rref.local_value().parameters(recurse)]

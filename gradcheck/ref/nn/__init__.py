@@ -67,7 +67,7 @@ from gradcheck.ref.nn.padding import (
     ZeroPad1d,
     ZeroPad2d,
 )
-from gradcheck.ref.nn.parameter import Parameter
+from gradcheck.ref.nn.parameter import Buffer, Parameter  # noqa: F401
 from gradcheck.ref.nn.pixelshuffle import PixelShuffle, PixelUnshuffle
 from gradcheck.ref.nn.pooling import (
     AdaptiveAvgPool1d,
@@ -107,7 +107,6 @@ from gradcheck.ref.nn.layers_extra import (
     Bilinear,
     EmbeddingBag,
     Fold,
-    LazyLinear,
     MaxUnpool1d,
     MaxUnpool2d,
     MaxUnpool3d,
@@ -122,6 +121,7 @@ from gradcheck.ref.nn.margin_losses import (
     GaussianNLLLoss,
     HingeEmbeddingLoss,
     MarginRankingLoss,
+    MultiLabelMarginLoss,
     MultiLabelSoftMarginLoss,
     MultiMarginLoss,
     PoissonNLLLoss,
@@ -161,4 +161,10 @@ from gradcheck.ref.nn.layers_extra import AdaptiveMaxPool3d  # noqa: E402
 from gradcheck.ref.nn import attention  # noqa: E402,F401  (torch.nn.attention)
 from gradcheck.ref.nn.ctc import CTCLoss  # noqa: E402,F401
 
+from gradcheck.ref.nn import lazy  # noqa: E402
+from gradcheck.ref.nn.lazy import LazyLinear  # noqa: E402
 from gradcheck.ref.nn import modules  # noqa: E402,F401  (torch.nn.modules.*, built from the above)
+
+from gradcheck.ref.nn import internals  # noqa: E402
+
+internals.install()

@@ -316,6 +316,7 @@ from gradcheck.ref.nn.margin_losses import (  # noqa: E402,F401
     hinge_embedding_loss,
     margin_ranking_loss,
     multi_margin_loss,
+    multilabel_margin_loss,
     multilabel_soft_margin_loss,
     poisson_nll_loss,
     soft_margin_loss,

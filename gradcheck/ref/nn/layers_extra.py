@@ -1,6 +1,6 @@
 """Less common layers, each a few lines over existing ops: ``GLU``, ``Bilinear``, ``RReLU``,
 ``Threshold``, ``Softmin``, ``Softmax2d``, ``EmbeddingBag``, ``Unfold``/``Fold``,
-``AdaptiveAvgPool3d``, ``AdaptiveMaxPool1d``, ``MaxUnpool1d/2d/3d``, ``LazyLinear`` and the
+``AdaptiveAvgPool3d``, ``AdaptiveMaxPool1d``, ``MaxUnpool1d/2d/3d`` and the
 functions ``glu``, ``relu_``, ``threshold``, ``gumbel_softmax``, ``softmin``,
 ``embedding_bag``, ``bilinear``, ``rrelu``.
 
@@ -17,7 +17,6 @@ from typing import Any
 from gradcheck import ref as torch
 from gradcheck.ref.nn import functional as F
 from gradcheck.ref.nn import init
-from gradcheck.ref.nn.linear import Linear
 from gradcheck.ref.nn.module import Module
 from gradcheck.ref.nn.parameter import Parameter
 from gradcheck.ref.nn.pooling import (
@@ -303,23 +302,4 @@ MaxUnpool1d = _unpool_class("MaxUnpool1d", max_unpool1d)
 MaxUnpool2d = _unpool_class("MaxUnpool2d", max_unpool2d)
 MaxUnpool3d = _unpool_class("MaxUnpool3d", max_unpool3d)
 
-
-class LazyLinear(Linear):
-    """A Linear whose ``in_features`` is read from the first input."""
-
-    def __init__(self, out_features: int, bias: bool = True, device: Any = None,
-                 dtype: Any = None) -> None:
-        Module.__init__(self)
-        self.in_features, self.out_features, self._has_bias = 0, out_features, bias
-        self._dtype = dtype
-        self.register_parameter("weight", None)
-        self.register_parameter("bias", None)
-
-    def forward(self, input: Tensor) -> Tensor:
-        if self.weight is None:
-            made = Linear(input.shape[-1], self.out_features, self._has_bias,
-                          dtype=self._dtype or input.dtype)
-            self.in_features = input.shape[-1]
-            self.weight, self.bias = made.weight, made.bias
-        return F.linear(input, self.weight, self.bias)
 

@@ -98,6 +98,27 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     return _reduce(loss if input.dim() == 2 else loss.squeeze(0), reduction)
 
 
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                           reduction: str = "mean") -> Tensor:
+    """For each target class j (a row of ``target`` lists them, ended by the first -1) and
+    each non-target class i: max(0, 1 - (x[j] - x[i])), summed and divided by the classes."""
+    import numpy as np
+
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    x = input if input.dim() == 2 else input.unsqueeze(0)
+    labels = (target if target.dim() == 2 else target.unsqueeze(0)).detach().numpy()
+    ended = np.cumsum(labels < 0, axis=1) > 0
+    valid = ~ended  # the targets before each row's first -1
+    is_target = np.zeros(x.shape, dtype=bool)
+    rows, cols = np.nonzero(valid)
+    is_target[rows, labels[rows, cols]] = True
+    chosen = x.gather(1, torch.tensor(np.where(valid, labels, 0)))
+    hinge = (1 - chosen.unsqueeze(2) + x.unsqueeze(1)).clamp(min=0)
+    pairs = torch.tensor(valid[:, :, None] & ~is_target[:, None, :]).to(x.dtype)
+    loss = (hinge * pairs).sum((1, 2)) / x.shape[1]
+    return _reduce(loss if input.dim() == 2 else loss.squeeze(0), reduction)
+
+
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,
                      full: bool = False, size_average=None, eps: float = 1e-8, reduce=None,
                      reduction: str = "mean") -> Tensor:
@@ -163,6 +184,7 @@ MultiLabelSoftMarginLoss = _module("MultiLabelSoftMarginLoss", multilabel_soft_m
                                    {"weight": None}, weighted=True)
 MultiMarginLoss = _module("MultiMarginLoss", multi_margin_loss,
                           {"p": 1, "margin": 1.0, "weight": None}, weighted=True)
+MultiLabelMarginLoss = _module("MultiLabelMarginLoss", multilabel_margin_loss, {})
 PoissonNLLLoss = _module("PoissonNLLLoss", poisson_nll_loss,
                          {"log_input": True, "full": False, "eps": 1e-8})
 GaussianNLLLoss = _module("GaussianNLLLoss", gaussian_nll_loss, {"full": False, "eps": 1e-6})

@@ -60,6 +60,9 @@ class Module(ModuleLookup):
         elif isinstance(value, Module):
             _forget(name, self.__dict__, params, buffers)
             modules[name] = value
+        elif buffers is not None and getattr(value, "_is_buffer", False):
+            _forget(name, params, modules)  # nn.Buffer(...): registered, as in torch
+            self.register_buffer(name, value, persistent=value.persistent)
         elif params is not None and name in params:
             if value is not None:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
@@ -123,16 +126,23 @@ class Module(ModuleLookup):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
                                   '"forward" function')
 
+    def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
+        """What calling the module runs: forward with its hooks."""
+        return self.__call__(*args, **kwargs)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or _global_forward_pre_hooks
+                or _global_forward_hooks):
             return self.forward(*args, **kwargs)
-        for hook in list(self._forward_pre_hooks.values()):
+        # the hooks registered for every module run before this module's own, as in torch
+        for hook in [*_global_forward_pre_hooks.values(), *self._forward_pre_hooks.values()]:
             result = hook(self, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
         output = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            result = hook(self, args, output)
+        for key, hook in [*_global_forward_hooks.items(), *self._forward_hooks.items()]:
+            result = (hook(self, args, kwargs, output) if key in
+                      _global_forward_hooks_with_kwargs else hook(self, args, output))
             if result is not None:
                 output = result
         return output
@@ -327,6 +337,26 @@ class Module(ModuleLookup):
             return f"{type(self).__name__}({''.join(lines)})"
         body = "".join(f"\n  {line}" for line in lines)
         return f"{type(self).__name__}({body}\n)"
+
+
+_global_forward_pre_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks_with_kwargs: OrderedDict = OrderedDict()
+
+
+def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(module, args)`` before every module's forward (and its own pre-hooks)."""
+    return add_hook(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
+    """Call ``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with
+    ``with_kwargs``) after every module's forward; a non-None result replaces the output."""
+    handle = add_hook(_global_forward_hooks, hook)
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    return handle
 
 
 def _forget(name: str, *stores: dict | None) -> None:

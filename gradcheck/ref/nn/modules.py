@@ -53,7 +53,8 @@ _UTILS = {"_single": _ntuple(1, "_single"), "_pair": _ntuple(2, "_pair"),
 
 # torch's submodule -> the engine modules holding its classes and functions
 _LAYOUT = {
-    "module": ["module"], "linear": ["linear", "layers_extra"], "conv": ["conv"],
+    "module": ["module"], "linear": ["linear", "layers_extra", "lazy"], "conv": ["conv"],
+    "lazy": ["lazy"],
     "batchnorm": ["batchnorm", "instancenorm"], "instancenorm": ["instancenorm"],
     "normalization": ["normalization", "instancenorm"],
     "activation": ["activation", "nonlinear", "multihead", "layers_extra"],

@@ -41,6 +41,13 @@ class LayerNorm(Module):
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
 
+    def reset_parameters(self) -> None:
+        """weight back to ones and bias to zeros, in place."""
+        if self.weight is not None:
+            torch.nn.init.ones_(self.weight)
+        if self.bias is not None:
+            torch.nn.init.zeros_(self.bias)
+
     def forward(self, input: Any) -> Any:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 

@@ -40,13 +40,68 @@ class DistributedDataParallel(Module):
             raise ValueError(distributed.NOT_INITIALIZED)
         super().__init__()
         self.module = module
+        self._comm_hook: tuple | None = None
+        self._require_sync, self._reduce_queued = True, False
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         return self.module(*args, **kwargs)
 
     @contextlib.contextmanager
     def no_sync(self):
-        yield
+        """Gradients accumulate without being reduced (nor passed to a comm hook)."""
+        previous, self._require_sync = self._require_sync, False
+        try:
+            yield
+        finally:
+            self._require_sync = previous
+
+    def register_comm_hook(self, state: Any, hook: Any) -> None:
+        """Reduce the gradients with ``hook(state, bucket)`` after each backward pass."""
+        if self._comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be "
+                               "called once.")
+        if getattr(hook, "__name__", "") in ("bf16_compress_hook", "bf16_compress_wrapper_hook"):
+            raise TypeError("BF16 all reduce communication hook required CUDA 11+ and NCCL "
+                            "2.10+ or XPU and XCCL")
+        self._comm_hook = (state, hook)
+        for param in self.module.parameters():
+            if param.requires_grad:
+                param.register_post_accumulate_grad_hook(self._gradient_ready)
+
+    def _gradient_ready(self, param: Any) -> None:
+        # NOTE: the bucket is reduced once per backward pass, when it has finished (torch's
+        # DDP finalizes the same way, through a final callback of the autograd engine)
+        if self._require_sync and not self._reduce_queued:
+            from gradcheck.ref.graph import queue_callback
+
+            self._reduce_queued = True
+            queue_callback(self._reduce_bucket)
+
+    def _reduce_bucket(self) -> None:
+        from gradcheck import ref
+        from gradcheck.ref.distributed.comm_hooks import GradBucket
+
+        self._reduce_queued = False
+        params = [p for p in reversed(list(self.module.parameters())) if p.grad is not None]
+        if not params:
+            return
+        buffer = ref.cat([p.grad.detach().reshape(-1) for p in params])
+        state, hook = self._comm_hook
+        reduced = hook(state, GradBucket(0, buffer, params, is_last=True)).wait()
+        offset = 0
+        with ref.no_grad():
+            for p in params:
+                p.grad.copy_(reduced[offset:offset + p.numel()].reshape(p.shape))
+                offset += p.numel()
+
+    @staticmethod
+    def _set_params_and_buffers_to_ignore_for_model(module: Module, params_and_buffers_to_ignore:
+                                                    Any) -> None:
+        """Mark parameters and buffers (by qualified name) that DDP must not synchronize."""
+        module._ddp_params_and_buffers_to_ignore = params_and_buffers_to_ignore
+        for name, tensor in [*module.named_parameters(), *module.named_buffers()]:
+            if name in params_and_buffers_to_ignore:
+                tensor._ddp_ignored = True
 
 
 # torch.nn.parallel's functional forms, for the one device there is

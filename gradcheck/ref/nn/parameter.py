@@ -67,3 +67,40 @@ def reset_grads(params: Iterable[torch.Tensor], set_to_none: bool = True) -> Non
 
 def _rebuild_parameter(array: Any, requires_grad: bool) -> Parameter:
     return Parameter(torch.from_numpy(array), requires_grad)
+
+
+class _BufferMeta(type):
+    """``isinstance(t, Buffer)`` holds for the tensors ``Buffer(...)`` marked."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, torch.Tensor) and getattr(instance, "_is_buffer", False)
+
+
+class Buffer(metaclass=_BufferMeta):
+    """``nn.Buffer(data, persistent=True)``: a tensor that, assigned to a module attribute,
+    is registered as a buffer (``persistent=False`` keeps it out of the state_dict).
+
+    >>> import gradcheck.ref as torch
+    >>> m = torch.nn.Module(); m.steps = Buffer(torch.zeros(1))
+    >>> list(m.state_dict())
+    ['steps']
+    """
+
+    def __new__(cls, data: Any = None, *, persistent: bool = True) -> Any:
+        data = torch.empty(0) if data is None else data
+        tensor = data.detach().requires_grad_(data.requires_grad)
+        tensor.persistent, tensor._is_buffer = persistent, True
+        return tensor
+
+
+def _uninitialized() -> type:
+    from gradcheck.ref.nn.lazy import UninitializedParameter
+
+    return UninitializedParameter
+
+
+def __getattr__(name: str) -> Any:
+    # torch.nn.parameter.UninitializedParameter lives in lazy.py (it needs Module)
+    if name == "UninitializedParameter":
+        return _uninitialized()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,10 +7,11 @@ from gradcheck.ref.optim.averaged import ASGD, Adamax, SparseAdam
 from gradcheck.ref.optim.lbfgs import LBFGS
 from gradcheck.ref.optim.optimizer import Optimizer
 from gradcheck.ref.optim.rmsprop import RMSprop
+from gradcheck.ref.optim.rprop import Rprop
 from gradcheck.ref.optim.sgd import SGD
 
 __all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam",
-           "Optimizer", "RAdam", "RMSprop", "SparseAdam", "lr_scheduler", "swa_utils"]
+           "Optimizer", "RAdam", "RMSprop", "Rprop", "SparseAdam", "lr_scheduler", "swa_utils"]
 
 from gradcheck.ref.optim import swa_utils  # noqa: E402
 
@@ -18,3 +19,5 @@ from gradcheck.ref.optim import swa_utils  # noqa: E402
 from gradcheck.ref.optim import adam, sgd  # noqa: E402,F401
 
 adamw = adam
+
+from gradcheck.ref.optim import _multi_tensor, rprop  # noqa: E402,F401

@@ -252,3 +252,49 @@ def _cast_like(param: Any, key: str, value: Any) -> Any:
 
 # torch's annotation for what optimizers accept: tensors, or parameter-group dicts
 ParamsT = Any
+
+
+def _default_to_fused_or_foreach(params: list, differentiable: bool,
+                                 use_fused: bool = False) -> tuple[bool, bool]:
+    """torch's choice of implementation: fused and foreach need an accelerator, so on cpu
+    tensors (all there is here) both are False."""
+    return False, False
+
+
+def _get_capturable_supported_devices(supports_xla: bool = True) -> list[str]:
+    """The device types torch can capture an optimizer step on (none of them is cpu)."""
+    devices = ["cuda", "xpu", "hpu", "privateuseone"]
+    return devices + ["xla"] if supports_xla else devices
+
+
+def _use_grad_for_differentiable(func: Callable) -> Callable:
+    """Run ``step`` with grad mode set to the optimizer's ``differentiable`` default (off
+    here, as ``differentiable=True`` is refused), then restore it."""
+    @functools.wraps(func)
+    def _use_grad(self: Any, *args: Any, **kwargs: Any) -> Any:
+        previous = torch.is_grad_enabled()
+        try:
+            torch.set_grad_enabled(self.defaults.get("differentiable", False))
+            return func(self, *args, **kwargs)
+        finally:
+            torch.set_grad_enabled(previous)
+
+    return _use_grad
+
+
+def _group_tensors_by_device_and_dtype(tensorlistlist: list, with_indices: bool = False
+                                       ) -> dict:
+    """``{(device, dtype): (lists of the tensors of that kind, their indices)}``, the grouping
+    torch's foreach paths use (the indices only ``with_indices``)."""
+    groups: dict = {}
+    for index, first in enumerate(tensorlistlist[0]):
+        key = (first.device, first.dtype)
+        lists, indices = groups.setdefault(key, ([[] for _ in tensorlistlist], []))
+        for target, source in zip(lists, tensorlistlist):
+            target.append(source[index])
+        if with_indices:
+            indices.append(index)
+    return groups
+
+
+Optimizer._group_tensors_by_device_and_dtype = staticmethod(_group_tensors_by_device_and_dtype)

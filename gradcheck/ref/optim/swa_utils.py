@@ -28,6 +28,25 @@ def get_ema_multi_avg_fn(decay: float = 0.999):
     return ema_update
 
 
+def get_swa_multi_avg_fn():
+    """Equal-weight running means of lists of tensors, in place."""
+
+    def swa_update(averaged: list, current: list, num_averaged: Any) -> None:
+        for a, c in zip(averaged, current):
+            a.add_((c - a) / (num_averaged + 1))
+
+    return swa_update
+
+
+def get_swa_avg_fn():
+    """The equal-weight running mean: a + (c - a) / (n + 1) after n averaged models."""
+
+    def swa_update(averaged: Any, current: Any, num_averaged: Any) -> Any:
+        return averaged + (current - averaged) / (num_averaged + 1)
+
+    return swa_update
+
+
 def get_ema_avg_fn(decay: float = 0.999):
     def ema_update(averaged: Any, current: Any, num_averaged: Any) -> Any:
         return decay * averaged + (1 - decay) * current

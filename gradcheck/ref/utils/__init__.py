@@ -1,6 +1,7 @@
 """`gradcheck.ref.utils`: the torch.utils subset the reference engine provides."""
 from gradcheck.ref.utils import _pytree, checkpoint, collect_env, cpp_extension, data  # noqa: F401
 from gradcheck.ref.utils import benchmark, hooks, tensorboard  # noqa: F401
+from gradcheck.ref.utils import _import_utils  # noqa: F401
 
 __all__ = ["checkpoint", "data", "model_zoo"]
 

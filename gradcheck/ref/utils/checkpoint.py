@@ -53,3 +53,20 @@ def check_backward_validity(inputs: Any) -> None:
     if not any(v.requires_grad for v in inputs if isinstance(v, Tensor)):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
                       stacklevel=2)
+
+
+def get_device_states(*args: Any) -> tuple[list, list]:
+    """The accelerator devices of the tensors in ``args`` and their random states, which
+    checkpointing restores for the recomputation: none on the cpu."""
+    from gradcheck import ref
+
+    devices = sorted({a.get_device() for a in args if isinstance(a, ref.Tensor) and a.is_cuda})
+    return devices, [ref.cuda.get_rng_state(d) for d in devices]
+
+
+def set_device_states(devices: list, states: list, *, device_type: Any = None) -> None:
+    """Restore the random states ``get_device_states`` returned."""
+    from gradcheck import ref
+
+    for device, state in zip(devices, states):
+        ref.cuda.set_rng_state(state, device)

@@ -35,3 +35,5 @@ __all__ = [
     "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "default_collate",
     "get_worker_info", "random_split",
 ]
+
+from gradcheck.ref.utils.data import graph  # noqa: F401, E402

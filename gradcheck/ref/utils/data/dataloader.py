@@ -1,12 +1,39 @@
 """`DataLoader`: iterate a dataset in (optionally shuffled) mini-batches, in-process."""
 from __future__ import annotations
 
+import os  # noqa: F401 - torch's dataloader module exposes it; code patches os.environ here
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from gradcheck.ref.utils.data.collate import default_collate
 from gradcheck.ref.utils.data.dataset import IterableDataset
-from gradcheck.ref.utils.data.sampler import BatchSampler, RandomSampler, SequentialSampler
+from gradcheck.ref.utils.data.sampler import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+)
+
+_T = TypeVar("_T")
+_collate_fn_t = Callable[[list[_T]], Any]
+
+
+class _DatasetKind:
+    """How a loader reads its dataset: by index (Map) or by iterating it (Iterable)."""
+
+    Map = 0
+    Iterable = 1
+
+
+class _InfiniteConstantSampler(Sampler):
+    """``None`` forever: the sampler a loader over an iterable dataset uses."""
+
+    def __init__(self, data_source: Any = None) -> None:
+        pass
+
+    def __iter__(self) -> Iterator[None]:
+        while True:
+            yield None
 
 
 class DataLoader:
@@ -51,7 +78,10 @@ class DataLoader:
         self.collate_fn = collate_fn if collate_fn is not None else (
             default_collate if batch_sampler is not None else _no_collate)
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> _BaseDataLoaderIter:
+        return _SingleProcessDataLoaderIter(self)
+
+    def _batches(self) -> Iterator[Any]:
         if isinstance(self.dataset, IterableDataset):
             yield from self._iter_stream()
             return
@@ -85,6 +115,45 @@ class DataLoader:
         if self.batch_sampler is None:
             return len(self.sampler)
         return len(self.batch_sampler)
+
+
+class _BaseDataLoaderIter:
+    """One pass over a loader: ``next`` gives the next batch (``_next_data``), ``len`` the
+    loader's length; subclasses (and code patching them) override ``_next_data``."""
+
+    def __init__(self, loader: DataLoader) -> None:
+        self._dataset, self._num_workers = loader.dataset, loader.num_workers
+        self._dataset_kind = (_DatasetKind.Iterable if isinstance(loader.dataset,
+                                                                  IterableDataset)
+                              else _DatasetKind.Map)
+        self._collate_fn, self._drop_last = loader.collate_fn, loader.drop_last
+        self._num_yielded = 0
+        self._loader = loader
+
+    def __iter__(self) -> _BaseDataLoaderIter:
+        return self
+
+    def _next_data(self) -> Any:
+        raise NotImplementedError
+
+    def __next__(self) -> Any:
+        data = self._next_data()
+        self._num_yielded += 1
+        return data
+
+    def __len__(self) -> int:
+        return len(self._loader)
+
+
+class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
+    """Batches loaded in this process (the engine never starts workers)."""
+
+    def __init__(self, loader: DataLoader) -> None:
+        super().__init__(loader)
+        self._batches = loader._batches()
+
+    def _next_data(self) -> Any:
+        return next(self._batches)
 
 
 def _no_collate(sample: Any) -> Any:

@@ -15,9 +15,20 @@ from gradcheck.ref.utils.data.dataset import Dataset, IterableDataset
 
 
 class IterDataPipe(IterableDataset):
-    """An iterable dataset whose registered functional forms chain: ``pipe.map(fn)``."""
+    """An iterable dataset whose registered functional forms chain: ``pipe.map(fn)``.
+    ``IterDataPipe.getstate_hook``, when set, decides what pickling a pipe saves."""
 
     functions: dict = {}
+    getstate_hook: Callable | None = None
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__
+        if IterDataPipe.getstate_hook is not None:
+            return IterDataPipe.getstate_hook(state)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
 
     def __getattr__(self, name: str) -> Any:
         if name in IterDataPipe.functions:
@@ -121,3 +132,12 @@ class IterableWrapper(IterDataPipe):
 iter = SimpleNamespace(Mapper=Mapper, Filter=Filter, Batcher=Batcher,  # noqa: A001
                        IterableWrapper=IterableWrapper)
 map = SimpleNamespace()  # noqa: A001
+
+
+def _utils_namespace() -> SimpleNamespace:
+    from gradcheck.ref.utils._import_utils import dill_available
+
+    return SimpleNamespace(common=SimpleNamespace(DILL_AVAILABLE=dill_available()))
+
+
+utils = _utils_namespace()

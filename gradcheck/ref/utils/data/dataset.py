@@ -134,11 +134,16 @@ class ConcatDataset(Dataset):
         self.datasets = list(datasets)
         if not self.datasets:
             raise ValueError("ConcatDataset needs at least one dataset")
-        self.cumulative_sizes: list[int] = []
-        total = 0
-        for ds in self.datasets:
-            total += len(ds)
-            self.cumulative_sizes.append(total)
+        self.cumulative_sizes: list[int] = self.cumsum(self.datasets)
+
+    @staticmethod
+    def cumsum(sequence: Sequence[Any]) -> list[int]:
+        """The running total of the lengths: where each dataset ends."""
+        ends, total = [], 0
+        for part in sequence:
+            total += len(part)
+            ends.append(total)
+        return ends
 
     def __len__(self) -> int:
         return self.cumulative_sizes[-1]

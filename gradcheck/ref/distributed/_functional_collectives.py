@@ -1,0 +1,81 @@
+"""``torch.distributed._functional_collectives``: collectives that return a new tensor
+instead of writing into their input. Over one rank each result holds the input's values (the
+sum, gather or exchange among one rank), computed by differentiable ops so gradients flow
+back as in torch. ``all_reduce``, ``reduce_scatter_tensor`` and ``all_to_all_single`` return
+an ``AsyncCollectiveTensor``, whose operations give plain tensors, as torch's do.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from gradcheck.ref.distributed import _require_group, group
+from gradcheck.ref.tensors import Tensor
+
+
+class AsyncCollectiveTensor(Tensor):
+    """A collective's result that may still be in flight (here it never is)."""
+
+    __slots__ = ()
+
+    def trigger_wait(self) -> Tensor:
+        return wait_tensor(self)
+
+    def wait(self) -> Tensor:
+        return wait_tensor(self)
+
+
+def _pending(t: Tensor) -> AsyncCollectiveTensor:
+    t.__class__ = AsyncCollectiveTensor
+    return t
+
+
+def _one_rank(t: Tensor) -> Tensor:
+    _require_group()
+    return t.clone()
+
+
+def _resolve_group_name(group: Any, tag: str = "") -> str:
+    """The registered name of a group: "0" for the default group, the only one here."""
+    _require_group()
+    return group if isinstance(group, str) else "0"
+
+
+def wait_tensor(tensor: Tensor) -> Tensor:
+    """The finished result as a plain tensor (a view, so gradients pass through)."""
+    return tensor.view_as(tensor) if isinstance(tensor, AsyncCollectiveTensor) else tensor
+
+
+def all_reduce(self: Tensor, reduceOp: str, group: Any, tag: str = "") -> Tensor:
+    return _pending(_one_rank(self))
+
+
+def all_gather_tensor(self: Tensor, gather_dim: int, group: Any, tag: str = "") -> Tensor:
+    warnings.warn("`torch.distributed._functional_collectives.all_gather_tensor` is deprecated. "
+                  "Please use `torch.distributed._functional_collectives.all_gather_single` "
+                  "instead.", FutureWarning, stacklevel=2)
+    return all_gather_single(self, gather_dim, group, tag)
+
+
+def all_gather_single(self: Tensor, gather_dim: int, group: Any, tag: str = "") -> Tensor:
+    from gradcheck.ref import ops
+
+    _require_group()
+    return ops.cat([self], dim=gather_dim)
+
+
+def reduce_scatter_tensor(self: Tensor, reduceOp: str, scatter_dim: int, group: Any,
+                          tag: str = "") -> Tensor:
+    return _pending(_one_rank(self))
+
+
+def all_to_all_single(self: Tensor, output_split_sizes: Any, input_split_sizes: Any,
+                      group: Any, tag: str = "") -> Tensor:
+    return _pending(_one_rank(self))
+
+
+def _install_world() -> None:
+    globals()["WORLD"] = group.WORLD
+
+
+_install_world()

@@ -119,6 +119,7 @@ class _Unit:
         # are two values, and so are two parameters (both bound before the function runs)
         self.losses: dict[tuple[ast.AST | None, str], ast.Call] = {}
         self.loss_names: set[str] = set()
+        self._carriers: set[tuple] = set()  # losses reached other than as a product's factor
         self._backprop_names: set[str] | None = None
         if not any(map(_may_keep, self.nodes)):
             return  # nothing here could keep a value, nor hand one back: no bindings needed
@@ -131,21 +132,31 @@ class _Unit:
 
     def _note_backward(self, call: ast.Call) -> None:
         loss = ev.backward_loss(call)
-        pending = [(name, call) for name in _value_names(loss)] if loss is not None else []
+        pending = _with_factors(loss, call, False, self._computed) if loss is not None else []
         seen: set[tuple] = set()
         while pending and len(seen) < MAX_DERIVATIONS:
-            name, at = pending.pop()
+            name, at, factor = pending.pop()
             binding = self.bindings.reaching(name.id, at)
-            if (binding, name.id) in seen or self._detached(binding):
+            if (binding, name.id, factor) in seen or self._detached(binding):
                 continue
-            seen.add((binding, name.id))
+            seen.add((binding, name.id, factor))
             self.losses.setdefault((binding, name.id), call)
             self.loss_names.add(name.id)
+            if not factor:
+                self._carriers.add((binding, name.id))
             # `loss = loss / k` before the backward: the loss it was computed from is in
             # the same graph (`total += loss` above that line keeps it)
             value = getattr(binding, "value", None)
             if type(binding) is ast.Assign and value is not None:
-                pending += [(n, binding) for n in _value_names(value) if self._computed(n, binding)]
+                pending += [(n, b, f) for n, b, f in _with_factors(value, binding, factor, self._computed)
+                            if self._computed(n, binding)]
+
+    def _only_a_factor(self, name: ast.Name, at: ast.AST) -> bool:
+        """Whether every way ``name`` reaches a backpropagated loss at ``at`` is as a factor
+        of a product (``-log_prob * reward``, ``weights["kl"] * kl``, ``loss * mask``):
+        such a value may be a plain number or a mask, so keeping it is no evidence."""
+        return all((binding, name.id) not in self._carriers
+                   for binding in self.bindings.reaching_all(name.id, at))
 
     def _note_loss_returning_calls(self) -> None:
         returners = self.returners
@@ -212,6 +223,8 @@ class _Unit:
                 # (a loop that does not run the backward keeps one graph, not one per step)
                 if within_step and self._scaled(backward):
                     continue  # k micro-batches of one step (`loss / k`), freed at the step
+                if how == "append" and all(self._only_a_factor(h, node) for h in hits):
+                    continue  # an entry per step of a reward or a mask, not of the loss
                 kept_exprs = tuple(map(self._entry_of, hits))
                 yield RunningTotal(node, target, self._text(kept_exprs[0]), backward, kept_exprs, how)
 
@@ -442,6 +455,29 @@ def _may_keep(node: ast.AST) -> bool:
 def _adds_to(node: ast.AST, key: str | None) -> bool:
     value = getattr(node, "value", None)
     return type(value) is ast.BinOp and ev.dotted(value.left) == key
+
+
+def _with_factors(expr: ast.AST, at: ast.AST, factor: bool, computed) -> list[tuple[ast.Name, ast.AST, bool]]:
+    """``_value_names(expr)``, each with whether it enters ``expr`` only as a factor: an
+    operand of ``*`` whose other operand is computed here too, or what divides (``loss / k``
+    keeps ``loss`` a carrier)."""
+    factors: set[int] = set()
+    stack = [(expr, factor)]
+    reads_computed = lambda e: any(type(n) is ast.Name and computed(n, at) for n in syntax.walk(e))
+    while stack:
+        node, inside = stack.pop()
+        if type(node) is ast.Name and inside:
+            factors.add(id(node))
+        if type(node) is ast.BinOp and type(node.op) is ast.Mult:
+            # `alpha * kl` (a setting) keeps `kl` a carrier; in `reward * log_prob` either
+            # may be the plain number
+            stack += [(node.left, inside or reads_computed(node.right)),
+                      (node.right, inside or reads_computed(node.left))]
+        elif type(node) is ast.BinOp and type(node.op) in (ast.Div, ast.FloorDiv):
+            stack += [(node.left, inside), (node.right, True)]
+        else:
+            stack += [(child, inside) for child in syntax.children(node)]
+    return [(name, at, id(name) in factors) for name in _value_names(expr)]
 
 
 def _value_names(expr: ast.AST, containers: bool = False) -> list[ast.Name]:

@@ -90,6 +90,7 @@ class Interpreter(Compound, Effects):
         self._reached: dict[ev.Event, frozenset[str]] = {}  # backward -> models it goes through
         self._epoch_unit = False
         self._merged = False  # paths were merged past MAX_WORLDS
+        self._flag_tests: dict[int, frozenset[str]] = {}
 
     # ----- entry points -------------------------------------------------------------------
     def run(
@@ -511,17 +512,33 @@ class Interpreter(Compound, Effects):
                                                 for w in written for read in a[0][2]))
         return self._literal_flag(stmt, state)
 
+    def _tested_flags(self, function: ast.AST) -> frozenset[str]:
+        """Names that ``if name:`` / ``if not name:`` test in ``function`` around a gradient
+        event: the only flags worth remembering (each one kept apart splits the worlds)."""
+        found = self._flag_tests.get(id(function))
+        if found is None:
+            nodes = list(syntax.walk(function))
+            declared = {name for n in nodes if type(n) in (ast.Global, ast.Nonlocal) for name in n.names}
+            found = frozenset(
+                (node.test.operand if syntax.is_not(node.test) else node.test).id
+                for node in nodes
+                if type(node) is ast.If and self.contains_events(node)
+                and type(node.test.operand if syntax.is_not(node.test) else node.test) is ast.Name
+            ) - declared  # a global's value may come from anywhere
+            self._flag_tests[id(function)] = found
+        return found
+
     def _literal_flag(self, stmt: syntax.Statement, state: State) -> State:
         """``perform_backward = True``: until it is bound again, ``if perform_backward:``
         takes one branch only."""
         if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or type(stmt.targets[0]) is not ast.Name:
             return state
-        if not self._frames or _declared_global(self._frames[-1], stmt.targets[0].id):
+        value = syntax.constant(stmt.value)
+        if type(value) is not bool or not self._frames:
             # a module's `profile = False` is a default that a config file or the command
             # line may override (`exec(open("configurator.py").read())`)
             return state
-        value = syntax.constant(stmt.value)
-        if type(value) is not bool:
+        if stmt.targets[0].id not in self._tested_flags(self._frames[-1]):
             return state
         _, key, holds = self._canonical(stmt.targets[0], value)
         return {assumptions | {(key, holds)}: facts for assumptions, facts in state.items()}
@@ -544,10 +561,6 @@ class Interpreter(Compound, Effects):
     def contains_events(self, node: ast.AST) -> bool:
         """Whether ``node`` holds any call or statement that could be a gradient event."""
         return self.index.contains_events(node)
-
-
-def _declared_global(function: ast.AST, name: str) -> bool:
-    return any(type(n) in (ast.Global, ast.Nonlocal) and name in n.names for n in syntax.walk(function))
 
 
 def _self_aliases(node: ast.AST) -> set[str]:

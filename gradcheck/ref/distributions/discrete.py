@@ -21,6 +21,19 @@ def _probs_or_logits(probs: Any, logits: Any) -> None:
         raise ValueError("Either `probs` or `logits` must be specified, but not both.")
 
 
+def bernoulli_parameters(probs: Any, logits: Any) -> tuple[Any, Any]:
+    """(probs, logits) of a two-outcome distribution given either one, as torch derives the
+    other: logits from probs clamped away from 0 and 1, probs as the sigmoid of logits."""
+    _probs_or_logits(probs, logits)
+    if probs is not None:
+        (probs,) = broadcast_all(probs)
+        eps = torch.finfo(probs.dtype).eps
+        clamped = probs.clamp(eps, 1 - eps)
+        return probs, torch.log(clamped) - torch.log1p(-clamped)
+    (logits,) = broadcast_all(logits)
+    return torch.sigmoid(logits), logits
+
+
 class Categorical(Distribution):
     arg_constraints = {"probs": "simplex", "logits": "real_vector"}
 
@@ -116,15 +129,7 @@ class Bernoulli(Distribution):
 
     def __init__(self, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
-        _probs_or_logits(probs, logits)
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-            eps = torch.finfo(self.probs.dtype).eps
-            clamped = self.probs.clamp(eps, 1 - eps)
-            self.logits = torch.log(clamped) - torch.log1p(-clamped)
-        else:
-            (self.logits,) = broadcast_all(logits)
-            self.probs = torch.sigmoid(self.logits)
+        self.probs, self.logits = bernoulli_parameters(probs, logits)
         super().__init__(self.probs.shape)
 
     @property

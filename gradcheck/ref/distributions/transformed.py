@@ -17,6 +17,7 @@ from typing import Any
 
 from gradcheck import ref as torch
 from gradcheck.ref.distributions.continuous import Uniform
+from gradcheck.ref.distributions.discrete import bernoulli_parameters
 from gradcheck.ref.distributions.distribution import Distribution, broadcast_all
 
 EULER_GAMMA = 0.57721566490153286060
@@ -274,17 +275,8 @@ class LogitRelaxedBernoulli(Distribution):
 
     def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
         self.temperature = temperature
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-            info = torch.finfo(self.probs.dtype)
-            clamped = self.probs.clamp(min=info.eps, max=1 - info.eps)
-            self.logits = clamped.log() - (-clamped).log1p()
-        else:
-            (self.logits,) = broadcast_all(logits)
-            self.probs = torch.sigmoid(self.logits)
+        self.probs, self.logits = bernoulli_parameters(probs, logits)
         super().__init__(self.logits.shape)
 
     def rsample(self, sample_shape=()) -> Any:
@@ -319,16 +311,7 @@ class Geometric(Distribution):
 
     def __init__(self, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-            info = torch.finfo(self.probs.dtype)
-            clamped = self.probs.clamp(min=info.eps, max=1 - info.eps)
-            self.logits = clamped.log() - (-clamped).log1p()
-        else:
-            (self.logits,) = broadcast_all(logits)
-            self.probs = torch.sigmoid(self.logits)
+        self.probs, self.logits = bernoulli_parameters(probs, logits)
         super().__init__(self.probs.shape)
 
     @property

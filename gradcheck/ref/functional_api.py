@@ -66,15 +66,21 @@ def vmap(func: Any, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "erro
     return mapped
 
 
+def _gradient_value_aux(func: Any, args: tuple, argnums: int, has_aux: bool) -> tuple:
+    """(gradient of ``func`` at ``args`` with respect to argument ``argnums``, value, aux)."""
+    args = list(args)
+    args[argnums] = args[argnums].detach().requires_grad_(True)
+    with torch.enable_grad():
+        out = func(*args)
+        value, aux = (out if has_aux else (out, None))
+        (g,) = torch.autograd.grad(value, args[argnums])
+    return g, value, aux
+
+
 def grad(func: Any, argnums: int = 0, has_aux: bool = False) -> Any:
     """The gradient of a scalar function with respect to argument ``argnums``."""
     def gradient(*args: Any) -> Any:
-        args = list(args)
-        args[argnums] = args[argnums].detach().requires_grad_(True)
-        with torch.enable_grad():
-            out = func(*args)
-            value, aux = (out if has_aux else (out, None))
-            (g,) = torch.autograd.grad(value, args[argnums])
+        g, _, aux = _gradient_value_aux(func, args, argnums, has_aux)
         return (g, aux) if has_aux else g
 
     return gradient
@@ -83,12 +89,7 @@ def grad(func: Any, argnums: int = 0, has_aux: bool = False) -> Any:
 def grad_and_value(func: Any, argnums: int = 0, has_aux: bool = False) -> Any:
     """Like ``grad``, returning ``(gradient, value)`` (``(gradient, (value, aux))``)."""
     def gradient_and_value(*args: Any) -> Any:
-        args = list(args)
-        args[argnums] = args[argnums].detach().requires_grad_(True)
-        with torch.enable_grad():
-            out = func(*args)
-            value, aux = (out if has_aux else (out, None))
-            (g,) = torch.autograd.grad(value, args[argnums])
+        g, value, aux = _gradient_value_aux(func, args, argnums, has_aux)
         return (g, (value.detach(), aux)) if has_aux else (g, value.detach())
 
     return gradient_and_value

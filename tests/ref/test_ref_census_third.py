@@ -573,6 +573,8 @@ def _more_answers(lib):
     value, pushed = lib.func.jvp(f, (x, y), (lib.ones(2, dtype=lib.float64),
                                              lib.tensor([0.5, 0.0], dtype=lib.float64)))
     grad, val = lib.func.grad_and_value(lambda a: (a ** 3).sum())(x)
+    plain = lib.func.grad(lambda a, b: (a * b).sum(), argnums=1)(x, y)
+    with_aux, aux = lib.func.grad(lambda a: ((a.exp()).sum(), a * 2), has_aux=True)(x)
     sequence = lib.tensor(np.arange(30.0).reshape(5, 2, 3) / 10, requires_grad=True)
     kernel = lib.tensor(np.cos(np.arange(36.0)).reshape(3, 3, 4), requires_grad=True)
     bias = lib.tensor([0.1, 0.2, 0.3, 0.4], requires_grad=True)
@@ -583,7 +585,8 @@ def _more_answers(lib):
         multilabel_margin_loss(scores[0], labels[0], reduction="sum")
     (tbc.sum() + margin).backward()
     arrays = [v.numpy() for v in value] + [p.numpy() for p in pushed] + [
-        grad.numpy(), val.numpy(), tbc.detach().numpy(), margin.detach().numpy()] + [
+        grad.numpy(), val.numpy(), plain.numpy(), with_aux.numpy(), aux.detach().numpy(),
+        tbc.detach().numpy(), margin.detach().numpy()] + [
         t.grad.numpy() for t in (sequence, kernel, bias, scores)]
     devices = lib.utils.checkpoint.get_device_states(lib.ones(1), 3)
     lib.utils.checkpoint.set_device_states([], [])

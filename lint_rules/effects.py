@@ -184,9 +184,7 @@ class Effects:
             targets += [k for dst, k in self._aliases.items()
                         if not self.index.models_of(targets[0]) or dst in self.index.models_of(targets[0])]
         event = self._event(ev.ZERO, call, receiver, partial=partial)
-        optional = self._follows_optional_step(call)
-        apply = lambda s: self._apply_zero(event, tuple(targets), s, spared=frozenset(spared - covered),
-                                           after_optional_step=optional)
+        apply = lambda s: self._apply_zero(event, tuple(targets), s, spared=frozenset(spared - covered))
         state = self._gated(state, apply, tuple(targets)) if gated else apply(state)
         if covered:
             # `model.zero_grad()` also clears whatever optimizer might hold parts of `model`
@@ -216,30 +214,22 @@ class Effects:
                     for c in syntax.walk(node.value))
             for node in syntax.walk(scope))
 
-    def _follows_optional_step(self, call: ast.Call) -> bool:
-        """Whether the reset's statement comes right after ``if <flag>: <step>`` with no
-        ``else``, the flag being no counter test (``if not dry_run:``, ``if update:``): the
-        writer steps unless told not to and resets either way. A counter test there
-        (``if (i + 1) % k == 0:``) is the accumulation bug instead, and stays reported."""
-        return self._is_optional_step(syntax.previous_statement(call, self.index.parents))
-
-    def _is_optional_step(self, previous: ast.AST | None) -> bool:
+    def _is_optional_step(self, stmt: ast.If) -> bool:
         """``if <flag>: <step>`` with no ``else``, no backward and no reset, the flag no
-        counter test: a step the code skips on purpose when the flag is off."""
-        if type(previous) is not ast.If or previous.orelse or not self.index.contains_events(previous):
+        counter (``if not dry_run:``, ``if update_param:``): a step the code skips on
+        purpose when the flag is off. The caller has ruled out `%` tests and flags the block
+        sets again; ``if step + 1 == total_steps:`` counts too, with no `%`."""
+        if stmt.orelse or not self.index.contains_events(stmt):
             return False
-        test = previous.test
-        read = syntax.names_in(test)
-        restarted = {n for stmt in previous.body for node in syntax.walk(stmt)
-                     for t in syntax.assignment_targets(node) for n in syntax.stored_names(t)}
-        if syntax.has_modulo(test) or read & (self.index.counter_flags() | restarted):
+        calls = [n for n in syntax.walk(stmt) if type(n) is ast.Call]
+        if any(ev.is_backward_call(n) or ev.zero_call_receiver(n) is not None for n in calls) \
+                or not any(self._steps(n) for n in calls):
             return False
-        if read & _counting_names(self._frames[-1] if self._frames else self.index.tree):
-            return False  # `if step + 1 == total_steps:` counts too, with no `%`
-        calls = [n for n in syntax.walk(previous) if type(n) is ast.Call]
-        if any(ev.is_backward_call(n) or ev.zero_call_receiver(n) is not None for n in calls):
-            return False
-        return any(self._steps(n) for n in calls)
+        scope = self._frames[-1] if self._frames else self.index.tree
+        counting = self._counting.get(id(scope))
+        if counting is None:
+            counting = self._counting[id(scope)] = _counting_names(scope)
+        return syntax.names_in(stmt.test).isdisjoint(counting)
 
     def _steps(self, call: ast.Call) -> bool:
         """Whether ``call`` is an optimizer step, or calls a function of the project that
@@ -308,12 +298,9 @@ class Effects:
         return value is not None and syntax.constant(value) is False
 
     def _apply_zero(self, event: ev.Event, targets: tuple[str, ...], state: State,
-                    spared: frozenset[str] = frozenset(), certain: bool = True,
-                    after_optional_step: bool = False) -> State:
+                    spared: frozenset[str] = frozenset(), certain: bool = True) -> State:
         """``certain=False``: a reset that may or may not reach these optimizers counts as a
-        reset for the flow, but not as one that the loop is known to do (GC003).
-        ``after_optional_step``: the reset follows ``if not dry_run: opt.step()``, so what it
-        discards when the step is skipped is discarded on purpose."""
+        reset for the flow, but not as one that the loop is known to do (GC003)."""
         for loop in self._loops if certain else ():
             self.zeroed_in_loop[id(loop)].update(targets)
         inner = self._inner_conditions()
@@ -329,7 +316,7 @@ class Effects:
         # a reset on a loop's first iteration alone (`if i == 0:`) drops what the last epoch
         # left over, like one before the loop
         quiet = self._handlers > 0 or event.partial or counter or between_epochs or \
-            self._first_only > 0 or after_optional_step
+            self._first_only > 0
         depth = len(self._loops)
         guards = tuple(c for c in self._conditions if c[1] == depth and depth and not c[2])
         # the context of its latest run: the same reset runs in several (a function called

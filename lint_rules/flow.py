@@ -91,6 +91,7 @@ class Interpreter(Compound, Effects):
         self._epoch_unit = False
         self._merged = False  # paths were merged past MAX_WORLDS
         self._flag_tests: dict[int, frozenset[str]] = {}
+        self._counting: dict[int, set[str]] = {}  # scope -> its counters (_is_optional_step)
 
     # ----- entry points -------------------------------------------------------------------
     def run(

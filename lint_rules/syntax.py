@@ -150,20 +150,6 @@ def name_of(node: ast.AST) -> str | None:
     return node.id if type(node) is ast.Name else None
 
 
-def previous_statement(node: ast.AST, parents: dict[int, ast.AST]) -> Statement | None:
-    """The statement just before the one that holds ``node``, in the same block."""
-    parent = parents.get(id(node))
-    while parent is not None and not isinstance(node, ast.stmt):
-        node, parent = parent, parents.get(id(parent))
-    for field in ("body", "orelse", "finalbody", "handlers"):
-        block = getattr(parent, field, None)
-        if isinstance(block, list):
-            for index, stmt in enumerate(block):
-                if stmt is node:
-                    return block[index - 1] if index else None
-    return None
-
-
 def names_in(node: ast.AST) -> set[str]:
     """Identifiers read in an expression: not attribute names, not keyword-argument names."""
     return {n.id for n in walk(node) if type(n) is ast.Name}

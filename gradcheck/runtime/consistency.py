@@ -33,6 +33,7 @@ from typing import Any
 
 from gradcheck.runtime import distributed
 from gradcheck.runtime.channel import Channel
+from gradcheck.runtime.exchange import exit_timeout
 from gradcheck.runtime.findings import GuardFinding, user_location
 from gradcheck.runtime.messages import message
 
@@ -40,7 +41,6 @@ GROUPS = 16  # digest slots per step; later parameter groups share the last one
 HEADER = 3  # optimizer ordinal, forward passes through the wrapper, whether they synchronised
 RELATIVE_TOLERANCE = 1e-5  # identical gradients give identical digests; this absorbs
 # nothing but a different reduction order (another thread count on another rank)
-FINAL_WAIT = 2.0  # seconds the end of the run waits for the last steps' results
 
 
 @dataclass
@@ -134,7 +134,9 @@ class Consistency:
         for ranks, channel in self.channels.items():
             if channel.is_open:
                 findings += self._judge(channel, channel.flush())
-                findings += self._judge(channel, channel.receive(wait=FINAL_WAIT))
+                # the other ranks reach this flush too, later on a loaded machine: wait for
+                # them as long as the rest of the exit-time work does
+                findings += self._judge(channel, channel.receive(wait=exit_timeout()))
             if channel.is_open and channel.pending:
                 channel.close(f"the results of its last {channel.unanswered} step(s) did not "
                               "arrive before the run ended")

@@ -398,12 +398,27 @@ class _Unit:
         if any(index.is_optimizer(n) for n in syntax.stored_names(loop.target)):
             return True
         it = loop.iter
-        if type(it) in (ast.Tuple, ast.List):
+        if type(it) in (ast.Tuple, ast.List) or self._selects_optimizer(loop):
             return True
         if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "range" and it.args:
             bounds = [self._literal(arg, loop) for arg in it.args]
             return all(n is not None and 0 <= n <= HANDFUL for n in bounds)
         return False
+
+    def _selects_optimizer(self, loop: ast.For) -> bool:
+        """``for i in range(len(nets)): ... optimizers[i].step()``: the loop variable picks
+        the optimizer that steps, so there is one pass per optimizer, not per batch."""
+        names = set(syntax.stored_names(loop.target))
+        return bool(names) and any(
+            type(node) is ast.Call and syntax.callee_name(node) == "step"
+            and type(node.func) is ast.Attribute and type(node.func.value) is ast.Subscript
+            and type(node.func.value.slice) is ast.Name and node.func.value.slice.id in names
+            and self._holds_optimizers(ev.dotted(node.func.value.value))
+            for node in ast.walk(loop))
+
+    def _holds_optimizers(self, key: str | None) -> bool:
+        index = self.analysis.index
+        return key is not None and (index.is_group(key) or index.is_optimizer(key))
 
     def _literal(self, node: ast.AST, at: ast.AST) -> int | None:
         """The integer ``node`` holds (a literal, or a name bound to one here), else None."""

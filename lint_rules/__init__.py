@@ -4,11 +4,12 @@
 >>> check_source("loss.backward()\\noptimizer.zero_grad()\\noptimizer.step()\\n")[0].code
 'GC001'
 """
-from lint_rules.check import check_source
+from lint_rules.check import EVERY_FORM, check_source
 from lint_rules.finding import Edit, Finding, Fix, LintSyntaxError
 from lint_rules.rules import RULES, rule_by_code_or_name
 
 __all__ = [
+    "EVERY_FORM",
     "RULES",
     "Edit",
     "Finding",

@@ -101,6 +101,7 @@ def analyse(tree: ast.Module, text: SourceText, project=None, path: str | None =
             continue
         once = None if issue.restep else _zeroed_once_before(analysis, issue, zeroed)
         if once is None:
+            issue.reset_elsewhere = _reset_on_other_paths(analysis, issue, zeroed)
             analysis.gc002.append(issue)
         else:
             analysis.gc003.append((once[0], once[1], issue))
@@ -186,6 +187,18 @@ def _matched_windows(issue: Issue, counter_zeroed: dict[int, set[str]]) -> bool:
         return False
     zeroed = counter_zeroed.get(id(issue.loops[-1]), set())
     return ev.ALL in zeroed or issue.optimizer in zeroed
+
+
+def _reset_on_other_paths(analysis: Analysis, issue: Issue, zeroed: dict[int, set[str]]) -> bool:
+    """Whether the loop that carries the stale gradients (or the function judged as one)
+    resets this optimizer somewhere: then the finding rests on the analysis relating the
+    paths that skip that reset, not on the plain absence of any reset."""
+    loops = [n for n in issue.loops if not _member_loop(n, analysis.index)]
+    carrying = [n for n in loops if isinstance(n, syntax.LOOPS)] or loops
+    if not carrying:
+        return False
+    inside = zeroed.get(id(carrying[-1]), set())
+    return ev.ALL in inside or issue.optimizer in inside
 
 
 def _zeroed_once_before(

@@ -28,6 +28,7 @@ from lint_rules.rules import RULES
 
 STRICT_ENV = "GRADCHECK_LINT_STRICT"
 _BOM = "\ufeff"
+EVERY_FORM = (PREVIEW,)  # as ``select``: every rule, with the forms still in preview
 
 
 def check_source(
@@ -218,9 +219,12 @@ def _crashes_old_parser(text: str) -> bool:
 
 
 def _selected(select: Iterable[str] | None) -> tuple:
+    """The rules ``select`` names; ``"PREVIEW"`` alone (``EVERY_FORM``) is every rule."""
     if select is None:
         return RULES
     wanted = {s.strip().upper() for s in select} | {s.strip().lower() for s in select}
+    if wanted == {PREVIEW, PREVIEW.lower()}:
+        return RULES
     return tuple(r for r in RULES if r.CODE in wanted or r.NAME in wanted)
 
 

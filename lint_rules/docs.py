@@ -36,6 +36,7 @@ def render() -> str:
         out.append(f"Severity: {rule.SEVERITY}. Fix: {_SAFETY[rule.FIX_SAFETY]}.")
         out.append("")
         out += _marked(rule, [_heading(line) for line in inspect.cleandoc(rule.__doc__ or "").splitlines()])
+        out += _forms(rule)
         out += _examples(rule)
     return "\n".join(out).rstrip() + "\n"
 
@@ -63,6 +64,18 @@ def _marker(code: str | None, lines: tuple[int, ...] = ()) -> str:
     if code is None:
         return "<!-- doctest: lint clean -->"
     return "<!-- doctest: lint " + " ".join(f"{code}:{n}" for n in lines or (0,)).replace(":0", "") + " -->"
+
+
+def _forms(rule) -> list[str]:
+    """Each form the rule reports (the `pattern` of its findings), and whether it is on by
+    default or only with `--preview`."""
+    if not rule.PATTERNS:
+        return []
+    out = ["", "### Forms", "", "| form | what it flags | reported |", "|---|---|---|"]
+    for form, what in rule.PATTERNS.items():
+        when = "with `--preview`" if form in rule.PREVIEW else "by default"
+        out.append(f"| `{form}` | {what} | {when} |")
+    return out
 
 
 def _examples(rule) -> list[str]:

@@ -49,11 +49,12 @@ class Issue:
     loop_carried: bool = False
     conditions: tuple[str, ...] = ()
     loops: tuple[ast.AST, ...] = field(default=(), repr=False)
-    counter_gated: bool = False  # the step sits under a modulo test in its loop
+    counter_gated: bool = False  # the step sits under a counter test (`i % k == 0`) in its loop
     applied_by: tuple[ev.Event, ...] = ()  # GC002: the steps after which nothing reset the grads
     also: tuple[ev.Event, ...] = ()  # GC002: other steps of the same optimizer, same cause
     restep: bool = False  # GC002: no backward since ``applied_by`` applied the same gradients
     foreign: tuple[ev.Event, ...] = ()  # GC002: another network's passes under ``backwards``
+    reset_elsewhere: bool = False  # GC002: the carrying loop resets it on other paths
     names: dict = field(default_factory=dict, repr=False)  # the frame's parameters -> caller keys
 
 
@@ -385,7 +386,8 @@ class Effects:
         elif kind in (WIPED, WFRESH):
             backwards = tuple(sorted(fact[2], key=_pos))
             issues = [Issue("GC001", zero, step, opt, backwards, kind == WFRESH, conditions,
-                            tuple(self._loops)) for zero in sorted(fact[1], key=_pos)
+                            tuple(self._loops), any(self._inner_conditions()))
+                      for zero in sorted(fact[1], key=_pos)
                       if not self._deliberate_reset(zero)]
         else:
             return

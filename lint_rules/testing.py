@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lint_rules.check import check_source
+from lint_rules.check import EVERY_FORM, check_source
 from lint_rules.rules import RULES
 from lint_rules.rules.base import Invalid, Valid
 
@@ -46,7 +46,7 @@ def apply_fixes(source: str, findings) -> str:
 def run_case(case: RuleCase) -> None:
     """Assert that the rule behaves as its example says; raises AssertionError otherwise."""
     code = case.example.code
-    found = [f for f in check_source(code, strict=True) if f.code == case.rule.CODE]
+    found = [f for f in check_source(code, strict=True, select=EVERY_FORM) if f.code == case.rule.CODE]
     if isinstance(case.example, Valid):
         assert not found, f"{case.id}: unexpected findings {[(f.line, f.message) for f in found]}"
         return
@@ -61,7 +61,7 @@ def run_case(case: RuleCase) -> None:
         return
     fixed = apply_fixes(code, found)
     assert fixed == expected_fixed, f"{case.id}: fixed source differs:\n{fixed}"
-    again = [f for f in check_source(fixed, strict=True) if f.code == case.rule.CODE]
+    again = [f for f in check_source(fixed, strict=True, select=EVERY_FORM) if f.code == case.rule.CODE]
     assert not again, f"{case.id}: the fixed source still has {[(f.line, f.message) for f in again]}"
 
 
@@ -81,4 +81,4 @@ def program_findings(body: str, name: str = "program") -> list[tuple[int, str]]:
     import textwrap
 
     source = PROGRAM_HEADER + textwrap.dedent(body).lstrip("\n")
-    return [(f.line, f.code) for f in check_source(source, f"{name}.py", strict=True)]
+    return [(f.line, f.code) for f in check_source(source, f"{name}.py", strict=True, select=EVERY_FORM)]

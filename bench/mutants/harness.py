@@ -57,7 +57,8 @@ def load(corpus: Path, row: dict[str, str]) -> Scope | None:
     return None
 
 
-def judge(scopes_: list[Scope], jobs: int | None) -> tuple[list[Verdict], list[tuple], list[str]]:
+def judge(scopes_: list[Scope], jobs: int | None,
+          preview: bool = False) -> tuple[list[Verdict], list[tuple], list[str]]:
     """Lint originals and mutants in one run: verdicts, noisy originals, GC000 files."""
     texts, owners = {}, {}
     for i, scope in enumerate(scopes_):
@@ -66,7 +67,7 @@ def judge(scopes_: list[Scope], jobs: int | None) -> tuple[list[Verdict], list[t
         for j, mutant in enumerate(scope.mutants):
             texts[f"m{i}-{j}"] = (name, mutant.source)
             owners[f"m{i}-{j}"] = (scope, mutant)
-    found = lint_texts(texts, jobs)
+    found = lint_texts(texts, jobs, preview)
     crashed = [_label(scopes_[int(k[1:].split("-")[0])]) + (" (mutant)" if k[0] == "m" else "")
                for k, fs in found.items() if any(f["code"] == "GC000" for f in fs)]
     noisy = [(scope, [f"{f['code']}@{f['line']}" for f in found[f"o{i}"] if f["line"] in scope.lines])
@@ -128,13 +129,13 @@ def write_results(path: Path, verdicts: list[Verdict]) -> None:
                              int(v.caught), " ".join(v.reported)])
 
 
-def run(corpus: Path, part: str, results: Path | None, jobs: int | None) -> int:
+def run(corpus: Path, part: str, results: Path | None, jobs: int | None, preview: bool = False) -> int:
     rows = read_loops(part)
     scopes_ = [scope for scope in (load(corpus, row) for row in rows) if scope is not None]
     if len(scopes_) < len(rows):
         print(f"{len(rows) - len(scopes_)} loops of loops.csv are missing from {corpus}; "
               f"run `corpus.py fetch --into {corpus}`")
-    verdicts, noisy, crashed = judge(scopes_, jobs)
+    verdicts, noisy, crashed = judge(scopes_, jobs, preview)
     report(part, scopes_, verdicts, noisy, crashed)
     if results is not None:
         write_results(results, verdicts)
@@ -167,12 +168,15 @@ def main() -> int:
     parser.add_argument("--select", action="store_true", help="rebuild loops.csv")
     parser.add_argument("--results", type=Path, help="also write one CSV row per mutant")
     parser.add_argument("--jobs", type=int, help="lint worker processes (default: all cores)")
+    parser.add_argument("--preview", action="store_true",
+                        help="score with the forms still in preview reported too (what `gradcheck "
+                             "lint --preview` finds), not only the default ones")
     args = parser.parse_args()
     if args.select:
         return select(args.corpus, args.jobs, args.part)
     if args.part is None:
         parser.error("give --part PART to score, or --select to choose loops")
-    return run(args.corpus, args.part, args.results, args.jobs)
+    return run(args.corpus, args.part, args.results, args.jobs, args.preview)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,11 @@ import tempfile
 from pathlib import Path
 
 
-def lint_texts(texts: dict[str, tuple[str, str]], jobs: int | None = None) -> dict[str, list[dict]]:
-    """Findings per key for ``{key: (file name, source)}``; keys must be path-safe."""
+def lint_texts(texts: dict[str, tuple[str, str]], jobs: int | None = None,
+               preview: bool = True) -> dict[str, list[dict]]:
+    """Findings per key for ``{key: (file name, source)}``; keys must be path-safe. With
+    ``preview`` (the default, so that a chosen original is silent under every form) the
+    forms still in preview are reported too."""
     with tempfile.TemporaryDirectory(prefix="gradcheck-mutants-") as tmp:
         root = Path(tmp)
         where: dict[str, str] = {}
@@ -27,6 +30,8 @@ def lint_texts(texts: dict[str, tuple[str, str]], jobs: int | None = None) -> di
                    "--exit-zero", "--quiet", "."]
         if jobs:
             command[4:4] = ["--jobs", str(jobs)]
+        if preview:
+            command.insert(4, "--preview")
         run = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
         if run.returncode not in (0, 1, 2) or not run.stdout.strip().startswith("["):
             raise SystemExit(f"gradcheck lint failed (exit {run.returncode}):\n{run.stderr[-2000:]}")

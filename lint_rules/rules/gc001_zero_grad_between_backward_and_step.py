@@ -267,6 +267,13 @@ class ZeroGradBetweenBackwardAndStep(Rule):
         ),
     ]
 
+    PATTERNS: ClassVar[dict[str, str]] = {
+        "straight": "a reset between a backward pass and the step of the same iteration",
+        "window": "a reset on every iteration while the step runs only under a counter test (`i % k == 0`) or accelerate's sync step",
+        "gated": "a reset on every iteration while the step runs only under another test (a flag, a comparison), related across iterations by the analysis",
+    }
+    PREVIEW: ClassVar[frozenset[str]] = frozenset({"gated"})
+
     @classmethod
     def check(cls, analysis) -> list:
         findings = []
@@ -274,9 +281,22 @@ class ZeroGradBetweenBackwardAndStep(Rule):
             edits, safe = (None, True) if crosses_modules(issue) else _fix(analysis, issue)
             findings.append(
                 cls.finding(analysis, issue.at.node, _message(issue), edits, safe=safe,
-                            description="move the reset to just after the step")
+                            description="move the reset to just after the step",
+                            pattern=_form(issue))
             )
         return findings
+
+
+def _form(issue) -> str:
+    """``straight``: the reset sits between a backward and the step of the same iteration;
+    ``window``: a reset on every iteration against a step gated by a counter test or by
+    accelerate's sync flag; ``gated``: against a step gated by any other test, whose
+    relation to the reset rests on the analysis of flags across iterations."""
+    if not issue.loop_carried:
+        return "straight"
+    if issue.counter_gated or "<sync>" in issue.conditions:
+        return "window"
+    return "gated"
 
 
 def _message(issue) -> str:

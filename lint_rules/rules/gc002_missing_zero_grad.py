@@ -101,7 +101,8 @@ class MissingZeroGrad(Rule):
     MESSAGE = "step() applies gradients that still hold backward passes an earlier step applied"
     FIX_SAFETY = "mixed"
     PATTERNS: ClassVar[dict[str, str]] = {
-        "stale": "a backward pass adds to gradients a step already applied, and the next step applies both",
+        "stale": "the loop never resets this optimizer: each backward pass adds to gradients a step already applied",
+        "skipped": "the loop resets this optimizer on some paths, and a path that skips the reset carries applied gradients into the next step",
         "restep": "a second step with no backward and no reset in between applies the same gradients again",
         "foreign": "another network's loss left gradients in this optimizer's parameters (reset order of a GAN or actor-critic loop)",
         "alias": "gradients handed to another model by reference (`p._grad = q.grad`) are never cleared where they live",
@@ -279,6 +280,8 @@ class MissingZeroGrad(Rule):
         ),
     ]
 
+    PREVIEW: ClassVar[frozenset[str]] = frozenset({"skipped"})
+
     @classmethod
     def check(cls, analysis) -> list:
         findings = []
@@ -292,7 +295,8 @@ class MissingZeroGrad(Rule):
             elif issue.foreign:
                 pattern, message = "foreign", _foreign_message(issue, name)
             else:
-                pattern, message = "stale", _stale_message(issue, name)
+                pattern = "skipped" if issue.reset_elsewhere else "stale"
+                message = _stale_message(issue, name)
             if issue.also:
                 lines = " and ".join(str(other.line) for other in issue.also)
                 plural = "s" * (len(issue.also) > 1)

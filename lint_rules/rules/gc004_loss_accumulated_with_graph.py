@@ -133,6 +133,8 @@ class LossAccumulatedWithGraph(Rule):
         ),
     ]
 
+    PREVIEW: ClassVar[frozenset[str]] = frozenset({"append"})
+
     @classmethod
     def check(cls, analysis) -> list:
         from lint_rules.accumulation import running_totals

@@ -52,7 +52,7 @@ def _refresh_messages(golden: Any, fixture: Path, actual_by_key: dict) -> None:
 def test_fixture_gives_exactly_the_expected_findings(golden: Any, golden_fixture: Path) -> None:
     source = golden_fixture.read_text(encoding="utf-8")
     rel = golden_fixture.relative_to(golden_fixture.parents[2]).as_posix()
-    findings = lint_rules.check_source(source, rel)
+    findings = lint_rules.check_source(source, rel, select=lint_rules.EVERY_FORM)
     actual_by_key = {(f.line, f.column, f.code): golden.one_line(f.message) for f in findings}
     assert len(actual_by_key) == len(findings), (
         f"{golden_fixture.stem}: more than one finding at the same (line, column, code): "
@@ -79,7 +79,7 @@ def test_messages_tell_the_story_in_the_codes_own_terms(golden_fixture: Path) ->
     """The issue asks for messages that quote the code and give line numbers."""
     source = golden_fixture.read_text(encoding="utf-8")
     compact = "".join(source.split())
-    for f in lint_rules.check_source(source, golden_fixture.name):
+    for f in lint_rules.check_source(source, golden_fixture.name, select=lint_rules.EVERY_FORM):
         where = f"{golden_fixture.stem}:{f.line}:{f.column} {f.code}"
         cited = [int(n) for n in re.findall(r"\bline (\d+)", f.message)]
         assert cited, f"{where}: the message cites no line number: {f.message}"

@@ -145,13 +145,14 @@ def test_docstring_examples_run(module: str) -> None:
     assert result.failed == 0 and result.attempted >= 1
 
 
-def test_a_form_in_preview_reports_only_when_preview_is_selected(monkeypatch) -> None:
+def test_a_form_in_preview_reports_only_when_preview_is_selected() -> None:
     from lint_rules.rules.gc004_loss_accumulated_with_graph import LossAccumulatedWithGraph
 
-    source = ("outputs = []\nfor x in loader:\n    opt.zero_grad()\n    loss = model(x)\n"
+    assert LossAccumulatedWithGraph.PREVIEW == frozenset({"append"})
+    source = ("outputs, total = [], 0\nfor x in loader:\n    opt.zero_grad()\n    loss = model(x)\n"
               "    loss.backward()\n    opt.step()\n    outputs.append({'loss': loss})\n")
-    assert [(f.code, f.pattern) for f in check_source(source)] == [("GC004", "append")]
-    monkeypatch.setattr(LossAccumulatedWithGraph, "PREVIEW", frozenset({"append"}))
     assert check_source(source) == []
     assert check_source(source, select=["GC004"]) == []
     assert [f.pattern for f in check_source(source, select=["GC004", "PREVIEW"])] == ["append"]
+    summed = source.replace("outputs.append({'loss': loss})", "total += loss")
+    assert [(f.code, f.pattern) for f in check_source(summed)] == [("GC004", "sum")]

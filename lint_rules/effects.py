@@ -385,8 +385,13 @@ class Effects:
             return
         elif kind in (WIPED, WFRESH):
             backwards = tuple(sorted(fact[2], key=_pos))
-            issues = [Issue("GC001", zero, step, opt, backwards, kind == WFRESH, conditions,
-                            tuple(self._loops), any(self._inner_conditions()))
+            # A reset that comes before the backward passes it wiped, in the text, wiped them
+            # on a later iteration: the step between them was skipped, as in the WFRESH form.
+            carried = {zero for zero in fact[1] if all(self._later_in_scope(bw, zero) for bw in backwards)}
+            if kind == WIPED and carried and _skipped_on_purpose(conditions, self._inner_conditions()):
+                return
+            issues = [Issue("GC001", zero, step, opt, backwards, kind == WFRESH or zero in carried,
+                            conditions, tuple(self._loops), any(self._inner_conditions()))
                       for zero in sorted(fact[1], key=_pos)
                       if not self._deliberate_reset(zero)]
         else:
@@ -396,6 +401,18 @@ class Effects:
             key = (issue.code, issue.at.line, issue.at.col, opt, issue.restep)
             known = self.issues.setdefault(key, issue)
             known.applied_by += tuple(a for a in issue.applied_by if a not in known.applied_by)
+
+    def _later_in_scope(self, event: ev.Event, zero: ev.Event) -> bool:
+        """Whether ``event`` stands after ``zero`` in the same function (a backward pass run
+        by a function defined elsewhere has no place in that order)."""
+        return event.node_id > zero.node_id and self._scope_of(event.node) is self._scope_of(zero.node)
+
+    def _scope_of(self, node: ast.AST) -> ast.AST | None:
+        parents = self.index.parents
+        node = parents.get(id(node))
+        while node is not None and not isinstance(node, syntax.SCOPES):
+            node = parents.get(id(node))
+        return node
 
     def _deliberate_reset(self, zero: ev.Event) -> bool:
         """A reset that discards gradients on purpose, or that we cannot relate to the step:

@@ -24,8 +24,17 @@ from lint_rules import syntax
 from lint_rules.bindings import Bindings, graph_free_context
 
 MAX_DEPTH = 8  # bindings followed back from the backward call
-# Calls on a model that run it; anything else on it (`.parameters()`, `.train()`) does not.
-_RUNS = frozenset({"forward", "__call__"})
+# Methods of a model that do not run it. Any other method called on a model whose result
+# feeds a loss (`policy.evaluate_action(s)`, `vae.encode(x)`, `actor.sample(s)`) runs some of
+# its layers: a module's own methods are how RL and generative code call their networks.
+_DOES_NOT_RUN = frozenset({
+    "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules",
+    "children", "named_children", "state_dict", "load_state_dict", "train", "eval", "to",
+    "cuda", "cpu", "half", "float", "double", "bfloat16", "type", "zero_grad", "apply",
+    "requires_grad_", "share_memory", "register_buffer", "register_parameter",
+    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "add_module", "get_parameter", "get_buffer", "get_submodule", "extra_repr",
+})
 _CUTS = frozenset({"detach", "item", "detach_", "numpy", "tolist"})
 
 
@@ -70,7 +79,8 @@ def _reads(expr: ast.AST, models: set[str]) -> list[tuple[str, str | None]]:
             called = ev.dotted(func)
             if called in models:
                 out.append((called, called))
-            elif type(func) is ast.Attribute and func.attr in _RUNS and ev.dotted(func.value) in models:
+            elif type(func) is ast.Attribute and func.attr not in _DOES_NOT_RUN \
+                    and ev.dotted(func.value) in models:
                 out.append((ev.dotted(func.value), ev.dotted(func.value)))
             stack.extend(node.args)
             stack.extend(k.value for k in node.keywords)

@@ -104,11 +104,12 @@ def _sources(root: Path) -> list[Path]:
     return [p for p in root.rglob("*") if p.suffix in SUFFIXES and p.is_file()]
 
 
-def lint(root: Path) -> list[dict]:
-    """The linter's JSON findings on one extracted repository (paths relative to it)."""
+def lint(root: Path, preview: bool = False) -> list[dict]:
+    """The linter's JSON findings on one extracted repository (paths relative to it); with
+    ``preview``, those of the forms still in preview too."""
     run = subprocess.run(
         [sys.executable, "-m", "gradcheck", "lint", "--format", "json", "--no-cache",
-         "--exit-zero", "."],
+         "--exit-zero", *(["--preview"] if preview else []), "."],
         cwd=root, capture_output=True, text=True, check=False,
         # A repository's own top-level modules must not shadow the linter's imports.
         env={**os.environ, "PYTHONSAFEPATH": "1"},
@@ -118,14 +119,14 @@ def lint(root: Path) -> list[dict]:
     return json.loads(run.stdout or "[]")
 
 
-def finding_rows(part: str, into: Path) -> list[dict[str, str]]:
+def finding_rows(part: str, into: Path, preview: bool = False) -> list[dict[str, str]]:
     """Every finding on ``part``, as rows of triage.csv's schema with verdict ``?``."""
     rows = []
     for repo in read_manifest(part):
         root = checkout_dir(into, repo)
         if not root.is_dir():
             raise SystemExit(f"{root} is missing: run `corpus.py fetch --part {part}` first")
-        for finding in lint(root):
+        for finding in lint(root, preview):
             rows.append({"repository": repo["repository"], "commit": repo["commit"],
                          "path": _triage_path(finding), "line": str(finding["line"]),
                          "code": finding["code"], "verdict": "?",
@@ -153,14 +154,19 @@ def read_triage(part: str) -> dict[tuple, dict[str, str]]:
         return {_key(r): r for r in csv.DictReader(handle) if r["repository"] in names}
 
 
-def score(part: str, into: Path) -> int:
+def score(part: str, into: Path, preview: bool = False) -> int:
     triage = read_triage(part)
-    found = finding_rows(part, into)
-    seen = {_key(row) for row in found}
+    every = finding_rows(part, into, preview=True)
+    # a bug that only a form in preview finds is not lost when those forms are off
+    lost = [r for k, r in triage.items()
+            if k not in {_key(row) for row in every} and r["verdict"] == "bug"]
+    found = every if preview else [r for r in every if not in_preview(r["code"], r["pattern"])]
     new = [row for row in found if _key(row) not in triage]
     judged = [{**triage[_key(row)], "pattern": row["pattern"]} for row in found if _key(row) in triage]
-    lost = [r for k, r in triage.items() if k not in seen and r["verdict"] == "bug"]
     _print_summary(part, judged, new, lost)
+    hidden = [r for r in every if r not in found and triage.get(_key(r), {}).get("verdict") == "bug"]
+    if hidden:
+        print(f"  {len(hidden)} more bugs are found by the forms in preview (--preview)")
     return 1 if new or lost or any(r["verdict"] == "false" for r in judged) else 0
 
 
@@ -170,6 +176,10 @@ def _print_summary(part: str, judged: list[dict], new: list[dict], lost: list[di
     print(f"findings: {len(judged) + len(new)}  bug: {verdicts['bug']}  "
           f"debatable: {verdicts['debatable']}  false: {verdicts['false']}  untriaged: {len(new)}")
     print(f"precision (bug / (bug + false)): {_precision(verdicts)}")
+    default = Counter(r["verdict"] for r in judged if not in_preview(r["code"], r["pattern"]))
+    if default != verdicts:
+        print(f"  default forms (without --preview): bug {default['bug']}  false {default['false']}  "
+              f"debatable {default['debatable']}  precision {_precision(default)}")
     for code in sorted({r["code"] for r in judged + new}):
         by_code = Counter(r["verdict"] for r in judged if r["code"] == code)
         untriaged = sum(r["code"] == code for r in new)
@@ -178,7 +188,8 @@ def _print_summary(part: str, judged: list[dict], new: list[dict], lost: list[di
         for pattern in sorted({r["pattern"] for r in judged + new if r["code"] == code} - {""}):
             forms = Counter(r["verdict"] for r in judged if (r["code"], r["pattern"]) == (code, pattern))
             left = sum((r["code"], r["pattern"]) == (code, pattern) for r in new)
-            print(f"    {pattern}: bug {forms['bug']}  false {forms['false']}  debatable "
+            mark = " (preview)" if in_preview(code, pattern) else ""
+            print(f"    {pattern}{mark}: bug {forms['bug']}  false {forms['false']}  debatable "
                   f"{forms['debatable']}  untriaged {left}  precision {_precision(forms)}")
     for row in new:
         print(f"  NEW  {row['repository']}/{row['path']}:{row['line']} {row['code']} {row['reason']}")
@@ -186,15 +197,22 @@ def _print_summary(part: str, judged: list[dict], new: list[dict], lost: list[di
         print(f"  LOST {row['repository']}/{row['path']}:{row['line']} {row['code']} ({row['reason']})")
 
 
+def in_preview(code: str, pattern: str) -> bool:
+    """Whether the form ``pattern`` of rule ``code`` is reported only with ``--preview``."""
+    from lint_rules import RULES
+
+    return any(rule.CODE == code and pattern in rule.PREVIEW for rule in RULES)
+
+
 def _precision(verdicts: Counter) -> str:
     judged = verdicts["bug"] + verdicts["false"]
     return f"{verdicts['bug'] / judged:.1%}" if judged else "n/a (nothing judged)"
 
 
-def write_findings(part: str, into: Path, out: Path) -> None:
+def write_findings(part: str, into: Path, out: Path, preview: bool = False) -> None:
     """Write the untriaged findings of ``part`` to ``out`` in triage.csv's schema."""
     triage = read_triage(part)
-    new = [row for row in finding_rows(part, into) if _key(row) not in triage]
+    new = [row for row in finding_rows(part, into, preview) if _key(row) not in triage]
     with out.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, TRIAGE_FIELDS, lineterminator="\n", extrasaction="ignore")
         writer.writeheader()
@@ -227,6 +245,9 @@ def main() -> int:
         command.add_argument("--part", choices=PARTS, required=name in ("score", "findings"))
     sub.choices["fetch"].add_argument("--mirror", type=Path)
     sub.choices["findings"].add_argument("--out", type=Path, required=True)
+    for name in ("score", "findings"):
+        sub.choices[name].add_argument("--preview", action="store_true",
+                                       help="also lint with the forms still in preview")
     sub.add_parser("check").add_argument("--reserved", type=Path,
                                          help="a file of reserved owner/name lines")
     args = parser.parse_args()
@@ -235,9 +256,9 @@ def main() -> int:
     elif args.command == "stats":
         stats(args.into, args.part)
     elif args.command == "score":
-        return score(args.part, args.into)
+        return score(args.part, args.into, args.preview)
     elif args.command == "findings":
-        write_findings(args.part, args.into, args.out)
+        write_findings(args.part, args.into, args.out, args.preview)
     else:
         return check(args.reserved)
     return 0

@@ -24,7 +24,7 @@ def require_grad(t: Tensor, requires_grad: bool) -> Tensor:
     """A factory's ``requires_grad=True``, with the factories' error text (which differs from
     ``requires_grad_()``'s in torch)."""
     if requires_grad:
-        if t._data.dtype.kind != "f":
+        if t._data.dtype.kind not in "fc":
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         t._rg = True
@@ -46,7 +46,9 @@ def _infer(data) -> np.ndarray:
         return array.astype(np.int64)
     if array.dtype.kind == "b":
         return array
-    if array.dtype == object or array.dtype.kind in "USc":
+    if array.dtype.kind == "c":  # python complex numbers: the default complex dtype
+        return array.astype(dt.default_complex().np)
+    if array.dtype == object or array.dtype.kind in "US":
         raise TypeError(f"Could not infer dtype of {type(data).__name__}")
     return array
 

@@ -26,7 +26,7 @@ LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place 
 VIEW_OF_LEAF_INPLACE = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
 )
-FLOAT_ONLY = "only Tensors of floating point dtype can require gradients"
+FLOAT_ONLY = "only Tensors of floating point and complex dtype can require gradients"
 INFERENCE_INPLACE = (
     "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
     "clone to get a normal tensor before doing inplace update.See "
@@ -126,7 +126,7 @@ class Tensor:
     layout = property(lambda self: "strided")
 
     def is_complex(self) -> bool:
-        return False
+        return self._data.dtype.kind == "c"
 
     def is_signed(self) -> bool:
         return self._data.dtype.kind in "fi"
@@ -161,7 +161,7 @@ class Tensor:
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach()."
             )
-        if value and self._data.dtype.kind != "f":
+        if value and self._data.dtype.kind not in "fc":
             raise RuntimeError(FLOAT_ONLY)
         if value and self._inf and not grad_mode._inference[0]:
             raise RuntimeError(INFERENCE_REQUIRES_GRAD)

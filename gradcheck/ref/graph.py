@@ -269,7 +269,11 @@ def _real_part(g):
 
 
 def _run_node(node, grad, retain_graph: bool):
-    if grad._data.dtype.kind == "c":
+    try:
+        complex_grad = grad._data.dtype.kind == "c"
+    except AttributeError:  # the bundled grads of a multi-output Function's outputs
+        complex_grad = False
+    if complex_grad:
         grads = COMPLEX_RULES.get(node.rule, node.rule)(node, grad)
     else:
         grads = node.rule(node, grad)

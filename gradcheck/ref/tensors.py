@@ -26,7 +26,7 @@ LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place 
 VIEW_OF_LEAF_INPLACE = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
 )
-FLOAT_ONLY = "only Tensors of floating point and complex dtype can require gradients"
+FLOAT_ONLY = "only Tensors of floating point dtype can require gradients"
 INFERENCE_INPLACE = (
     "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
     "clone to get a normal tensor before doing inplace update.See "

@@ -345,3 +345,18 @@ def test_rfft_gradient_matches_central_differences(finite_diff):
     loss.backward()
     (expected,) = finite_diff(lambda v: loss_of(v), [x_values], 1.0)
     np.testing.assert_allclose(x.grad._data, expected, rtol=1e-6, atol=1e-7)
+
+
+def test_complex_random_draws_follow_torchs_laws():
+    """torch draws both parts: randn each N(0, 1/2), rand each U[0, 1), normal_(m, s) each
+    N(m, s^2 / 2); a draw with a zero imaginary part would be silently wrong."""
+    ref.manual_seed(0)
+    z = ref.randn(40000, dtype=ref.cfloat)
+    assert z.dtype == ref.complex64
+    assert abs(float((z.abs() ** 2).mean()) - 1) < 0.03
+    assert abs(float(z.imag.std()) - 0.5 ** 0.5) < 0.02
+    u = ref.rand(40000, dtype=ref.cdouble)
+    assert 0 <= float(u.imag.min()) and float(u.imag.max()) < 1
+    assert abs(float(u.imag.mean()) - 0.5) < 0.02
+    n = ref.empty(40000, dtype=ref.cfloat).normal_(1.0, 2.0)
+    assert abs(float(n.imag.mean()) - 1) < 0.05 and abs(float(n.imag.std()) - 2 ** 0.5) < 0.05

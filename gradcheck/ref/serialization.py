@@ -51,7 +51,8 @@ def load(f, map_location=None, weights_only=None, **kwargs):
 _STORAGE_DTYPES = {"DoubleStorage": "float64", "FloatStorage": "float32",
                    "HalfStorage": "float16", "BFloat16Storage": "bfloat16",
                    "LongStorage": "int64", "IntStorage": "int32", "ShortStorage": "int16",
-                   "CharStorage": "int8", "ByteStorage": "uint8", "BoolStorage": "bool_"}
+                   "CharStorage": "int8", "ByteStorage": "uint8", "BoolStorage": "bool_",
+                   "ComplexFloatStorage": "complex64", "ComplexDoubleStorage": "complex128"}
 
 
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False,

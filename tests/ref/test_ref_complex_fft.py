@@ -361,3 +361,42 @@ def test_complex_random_draws_follow_torchs_laws():
     assert abs(float(u.imag.mean()) - 0.5) < 0.02
     n = ref.empty(40000, dtype=ref.cfloat).normal_(1.0, 2.0)
     assert abs(float(n.imag.mean()) - 1) < 0.05 and abs(float(n.imag.std()) - 2 ** 0.5) < 0.05
+
+
+def _rotary(lib, xq, xk, dim: int, end: int, theta: float = 10000.0):
+    """LLaMA's rotary embedding as its repositories write it (float32, complex64 views)."""
+    freqs = 1.0 / (theta ** (lib.arange(0, dim, 2)[: (dim // 2)].float() / dim))
+    freqs = lib.outer(lib.arange(end, device=freqs.device), freqs).float()
+    freqs_cis = lib.polar(lib.ones_like(freqs), freqs)
+    xq_ = lib.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
+    xk_ = lib.view_as_complex(xk.float().reshape(*xk.shape[:-1], -1, 2))
+    shape = [d if i in (1, xq_.ndim - 1) else 1 for i, d in enumerate(xq_.shape)]
+    rotation = freqs_cis[: xq.shape[1]].view(*shape)
+    return (lib.view_as_real(xq_ * rotation).flatten(3).type_as(xq),
+            lib.view_as_real(xk_ * rotation).flatten(3).type_as(xk))
+
+
+def test_rotary_embedding_in_float32_matches_torch(real_torch):
+    q, k = (RNG.normal(size=(2, 5, 3, 8)).astype(np.float32) for _ in range(2))
+    results = []
+    for lib in (ref, real_torch):
+        xq, xk = lib.tensor(q, requires_grad=True), lib.tensor(k, requires_grad=True)
+        out_q, out_k = _rotary(lib, xq, xk, 8, 16)
+        ((out_q * out_k).sum() + (out_q ** 2).mean()).backward()
+        results.append([str(out_q.dtype), out_q.detach().numpy(), xq.grad.numpy(),
+                        xk.grad.numpy()])
+    assert results[0][0] == results[1][0] == "torch.float32"
+    for mine, theirs in zip(results[0][1:], results[1][1:], strict=True):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-5, atol=1e-5)
+    x32 = ref.randn(8)
+    assert [str(t.dtype) for t in (ref.fft.rfft(x32), ref.fft.irfft(ref.fft.rfft(x32)))] == [
+        "torch.complex64", "torch.float32"]
+
+
+def test_complex_tensors_in_torch_checkpoints_load(real_torch, tmp_path):
+    path = tmp_path / "complex.pt"
+    real_torch.save({"freqs_cis": real_torch.tensor([1 + 2j, 3 - 4j]),
+                     "double": real_torch.tensor([0.5j], dtype=real_torch.complex128)}, path)
+    loaded = ref.load(path)
+    assert repr(loaded["freqs_cis"]) == "tensor([1.+2.j, 3.-4.j])"
+    assert loaded["double"].dtype == ref.complex128 and loaded["double"].tolist() == [0.5j]

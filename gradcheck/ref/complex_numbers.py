@@ -178,18 +178,24 @@ def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002 - torch's argumen
 
 
 # ---- real views of complex storage ----------------------------------------------------------
-def _as_real_forward(a):
+def real_pairs(a: np.ndarray) -> np.ndarray:
+    """A float view of complex ``a`` with a last axis of (real, imaginary), any strides."""
     parts = a.real  # a view with a's strides; the imaginary part sits one float further on
     return np.lib.stride_tricks.as_strided(parts, a.shape + (2,), parts.strides
                                            + (parts.itemsize,))
 
 
+def complex_of_pairs(a: np.ndarray) -> np.ndarray:
+    """The complex view of a float array whose contiguous last axis holds (real, imaginary)."""
+    return a.view(np.result_type(a, 1j))[..., 0]
+
+
+_as_real_forward = real_pairs
+_as_complex_forward = complex_of_pairs
+
+
 def _as_real_rule(ctx, g):
     return (complex(g[..., 0], g[..., 1]),)
-
-
-def _as_complex_forward(a):
-    return a.view(np.result_type(a, 1j))[..., 0]
 
 
 def _as_complex_rule(ctx, g):

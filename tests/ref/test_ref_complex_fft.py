@@ -400,3 +400,36 @@ def test_complex_tensors_in_torch_checkpoints_load(real_torch, tmp_path):
     loaded = ref.load(path)
     assert repr(loaded["freqs_cis"]) == "tensor([1.+2.j, 3.-4.j])"
     assert loaded["double"].dtype == ref.complex128 and loaded["double"].tolist() == [0.5j]
+
+
+OPTIMIZERS = {"SGD": {"momentum": 0.9, "nesterov": True}, "Adam": {"amsgrad": True},
+              "AdamW": {}, "RMSprop": {"centered": True, "momentum": 0.5}, "Adagrad": {},
+              "Adadelta": {}, "NAdam": {}, "RAdam": {}, "Rprop": {}, "Adamax": {}, "ASGD": {}}
+
+
+@pytest.mark.parametrize("name", list(OPTIMIZERS))
+def test_optimizers_update_complex_parameters_like_torch(real_torch, name):
+    """A spectral layer as FEDformer writes it (a complex Parameter mixing rfft modes, set into
+    a complex zeros tensor, irfft back); torch updates complex parameters per real part."""
+    weights = _draw((2, 3, 3), True) / 4
+    signal = RNG.normal(size=(4, 2, 10))
+    results = []
+    for lib in (ref, real_torch):
+        w = lib.nn.Parameter(lib.tensor(weights))
+        optimizer = getattr(lib.optim, name)([w], lr=0.01, **OPTIMIZERS[name])
+        losses = []
+        for _ in range(3):
+            optimizer.zero_grad()
+            spectrum = lib.fft.rfft(lib.tensor(signal), dim=-1)
+            mixed = lib.zeros(4, 3, 6, dtype=lib.complex128)
+            mixed[:, :, :3] = lib.einsum("bix,iox->box", spectrum[:, :, :3], w)
+            loss = (lib.fft.irfft(mixed, n=10) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        moments = {key: (str(value.dtype), tuple(value.shape))
+                   for key, value in optimizer.state[w].items() if value is not None}
+        results.append((losses, w.detach().numpy(), moments))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-10)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-9, atol=1e-12)
+    assert results[0][2] == results[1][2]

@@ -160,11 +160,12 @@ def as_dtype(value) -> dtype:
     return from_numpy(value)
 
 
-def refuse_complex_order(name: str, *tensors) -> None:
-    """torch's ordering ops reject complex tensors (complex numbers have no order)."""
+def refuse_complex_order(name: str, *tensors, error: type = RuntimeError) -> None:
+    """torch's ordering ops reject complex tensors (complex numbers have no order); its
+    comparisons raise NotImplementedError, argmax and sort RuntimeError."""
     for t in tensors:
         if t._data.dtype.kind == "c":
-            raise RuntimeError(f"{name} does not support complex tensors ({t.dtype}): complex "
+            raise error(f"{name} does not support complex tensors ({t.dtype}): complex "
                                "numbers have no order; compare .real or .abs() instead")
 
 

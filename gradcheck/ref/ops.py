@@ -363,7 +363,7 @@ def _compare(ufunc, ordered=False):
         if a is NotImplemented:
             return NotImplemented
         if ordered:
-            dt.refuse_complex_order(ufunc.__name__, a)
+            dt.refuse_complex_order(ufunc.__name__, a, error=NotImplementedError)
         try:
             return _make(np.asarray(ufunc(a._data, b._data)))
         except ValueError:

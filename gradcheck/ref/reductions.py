@@ -216,6 +216,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):  # noqa: A002
     (tensor(5.), tensor(7.))
     """
     x = _float(input)
+    if x._data.dtype.kind == "c":  # a complex vector's p-norm is the p-norm of its moduli
+        return norm(ops.abs(x), p, dim, keepdim, dtype)
     dims = _dims(dim, x._data.ndim)
     if p in ("fro", 2, 2.0):
         return apply(TABLE["norm"], x, dim=dims, keepdim=keepdim)

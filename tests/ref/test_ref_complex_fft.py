@@ -141,6 +141,8 @@ COMPLEX_OPS = {
     "view_as_real": (lambda lib, z: lib.view_as_real(z) ** 3, True),
     "sgn": (lambda lib, z: z.sgn() * z, True),
     "shapes": (lambda lib, z: lib.cat([z.T.reshape(-1), z[1:, ::2].flatten()]).flip(0), True),
+    "norms": (lambda lib, z: lib.stack([z.norm(), lib.norm(z, p=1), z.norm(dim=0)[1],
+                                        lib.linalg.vector_norm(z, 3)]), True),
 }
 
 

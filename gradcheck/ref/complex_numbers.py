@@ -20,8 +20,8 @@ from gradcheck.ref.tensors import Tensor, _make
 
 # rows whose real-number rule is right for complex numbers under conj(rule(conj(grad)))
 HOLOMORPHIC = (
-    "add", "sub", "mul", "div", "neg", "pow_scalar", "exp", "log", "sqrt", "reciprocal",
-    "sin", "cos", "tanh", "matmul", "linear", "linear_no_bias", "einsum", "clone",
+    "add", "sub", "mul", "div", "neg", "pow_scalar", "rpow_scalar", "exp", "log", "sqrt",
+    "reciprocal", "sin", "cos", "tanh", "matmul", "linear", "linear_no_bias", "einsum", "clone",
     "sum", "sum_all", "mean", "mean_all", "reshape", "view", "transpose", "permute", "expand",
     "spread", "squeeze", "unsqueeze", "getitem", "getitem_view", "index_backward",
     "index_put", "cat", "stack", "where", "masked_fill", "flip", "roll", "pad", "gather",

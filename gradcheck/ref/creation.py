@@ -13,6 +13,8 @@ def _finish(array, dtype, device, requires_grad) -> Tensor:
     """Cast to ``dtype``, move to ``device`` and set requires_grad (with torch's checks)."""
     if dtype is not None:
         array = array.astype(dt.as_dtype(dtype).np, copy=False)
+    elif array.dtype.kind == "c":  # a complex numpy array: the dispatcher's checks turn on
+        dt.from_numpy(array.dtype)
     target = dev.as_device(device)
     xp = dev.array_module(target)
     if xp is not np:

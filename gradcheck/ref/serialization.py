@@ -104,7 +104,7 @@ class _TorchUnpickler(pickle.Unpickler):
         from gradcheck.ref import dtypes as dt
 
         _, storage_type, key, _location, _numel = pid
-        dtype = getattr(dt, _STORAGE_DTYPES.get(storage_type, "uint8")).np
+        dtype = dt.as_dtype(getattr(dt, _STORAGE_DTYPES.get(storage_type, "uint8"))).np
         raw = self.archive.read(f"{self.prefix}data/{key}")
         return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype)
 

@@ -135,7 +135,7 @@ COMPLEX_OPS = {
     "matmul": (lambda lib, z: z @ (z.T * (0.5 - 1j)), True),
     "div": (lambda lib, z: (z + 1) / (z * z + 2j), True),
     "exp_sum_mean": (lambda lib, z: z.exp().sum(0) * z.mean(), True),
-    "pow_sqrt_log": (lambda lib, z: (z ** 3 + z.sqrt() * z.log()).sum(1), True),
+    "pow_sqrt_log": (lambda lib, z: (z ** 3 + z.sqrt() * z.log() + 2 ** z).sum(1), True),
     "mixed_real": (lambda lib, x: (x * 1j + x) * (x - 2j) / (x + 3j), False),
     "view_as_complex": (lambda lib, x: lib.view_as_complex(x * 2) * (1 + 1j), False),
     "view_as_real": (lambda lib, z: lib.view_as_real(z) ** 3, True),
@@ -435,3 +435,17 @@ def test_optimizers_update_complex_parameters_like_torch(real_torch, name):
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-10)
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-9, atol=1e-12)
     assert results[0][2] == results[1][2]
+
+
+def test_complex_arrays_from_numpy_turn_the_checks_on_in_a_fresh_process():
+    """The dispatcher checks ops for complex inputs only once a complex dtype was seen; a
+    complex numpy array handed to torch.tensor must count as seen."""
+    import subprocess
+    import sys
+
+    program = ("import numpy as np, gradcheck.ref as torch\n"
+               "z = torch.tensor(np.array([1 + 1j]))\n"
+               "try:\n    torch.relu(z)\nexcept NotImplementedError as e:\n    print(e)\n")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert "Relu is not supported on complex tensors" in done.stdout

@@ -478,3 +478,12 @@ per_tensor_affine, per_channel_affine, per_tensor_symmetric, per_channel_symmetr
         "per_channel_symmetric", "per_channel_affine_float_qparams"))
 version.xpu = None  # a build without XPU support
 distributed._rank_not_in_group = distributed.distributed_c10d._rank_not_in_group
+
+from gradcheck.ref import complex_numbers  # noqa: E402
+
+complex_numbers.install(globals())
+from gradcheck.ref import fft  # noqa: E402,F401
+from gradcheck.ref import short_time  # noqa: E402
+
+stft, istft = short_time.stft, short_time.istft
+Tensor.stft, Tensor.istft = short_time.stft, short_time.istft

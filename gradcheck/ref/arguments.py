@@ -13,7 +13,7 @@ from gradcheck.ref.devices import module_of
 from gradcheck.ref.dispatch import apply
 from gradcheck.ref.tensors import Tensor, _dim, _make
 
-_NUMBER = (int, float, bool, np.number, np.bool_)
+_NUMBER = (int, float, complex, bool, np.number, np.bool_)
 
 
 def _table():
@@ -49,7 +49,8 @@ def _pair(a, b):
             return _pair(s, t) if swap else _pair(t, s)
         return NotImplemented, None
     kind = t._data.dtype.kind
-    if kind == "f" and not isinstance(s, (bool, np.bool_)):
+    if kind == "c" or kind == "f" and not isinstance(s, (bool, np.bool_, complex,
+                                                          np.complexfloating)):
         c = _const(s, t, t._data.dtype)
     else:
         d = dt.result_type(t, s)
@@ -60,7 +61,7 @@ def _pair(a, b):
 
 def _float(t: Tensor) -> Tensor:
     """Integer inputs of float functions (exp, log, ...) become the default float dtype."""
-    return t if t._data.dtype.kind == "f" else _cast(t, dt.get_default_dtype())
+    return t if t._data.dtype.kind in "fc" else _cast(t, dt.get_default_dtype())
 
 
 def _dims(dim, ndim: int):

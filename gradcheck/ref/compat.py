@@ -16,7 +16,9 @@ class finfo:  # noqa: N801 - torch name
     """
 
     def __init__(self, type=None):  # noqa: A002 - torch's argument name
-        info = np.finfo((dt.as_dtype(type) if type is not None else dt.get_default_dtype()).np)
+        kind = dt.as_dtype(type) if type is not None else dt.get_default_dtype()
+        info = np.finfo(kind.to_real().np)  # a complex dtype's limits are its parts'
+
         self.bits, self.eps = info.bits, float(info.eps)
         self.max, self.min = float(info.max), float(info.min)
         self.tiny = self.smallest_normal = float(info.tiny)

@@ -13,6 +13,8 @@ def _finish(array, dtype, device, requires_grad) -> Tensor:
     """Cast to ``dtype``, move to ``device`` and set requires_grad (with torch's checks)."""
     if dtype is not None:
         array = array.astype(dt.as_dtype(dtype).np, copy=False)
+    elif array.dtype.kind == "c":  # a complex numpy array: the dispatcher's checks turn on
+        dt.from_numpy(array.dtype)
     target = dev.as_device(device)
     xp = dev.array_module(target)
     if xp is not np:
@@ -24,7 +26,7 @@ def require_grad(t: Tensor, requires_grad: bool) -> Tensor:
     """A factory's ``requires_grad=True``, with the factories' error text (which differs from
     ``requires_grad_()``'s in torch)."""
     if requires_grad:
-        if t._data.dtype.kind != "f":
+        if t._data.dtype.kind not in "fc":
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         t._rg = True
@@ -46,7 +48,9 @@ def _infer(data) -> np.ndarray:
         return array.astype(np.int64)
     if array.dtype.kind == "b":
         return array
-    if array.dtype == object or array.dtype.kind in "USc":
+    if array.dtype.kind == "c":  # python complex numbers: the default complex dtype
+        return array.astype(dt.default_complex().np)
+    if array.dtype == object or array.dtype.kind in "US":
         raise TypeError(f"Could not infer dtype of {type(data).__name__}")
     return array
 

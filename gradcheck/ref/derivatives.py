@@ -356,6 +356,15 @@ def _x(ctx):
     return ctx.saved_tensors[0]
 
 
+def _abs(ctx, g):
+    x = _x(ctx)
+    if x._data.dtype.kind == "c":  # g * z / |z|: the complex rule lives with complex numbers
+        from gradcheck.ref.complex_numbers import abs_grad
+
+        return (abs_grad(x, g),)
+    return (g * x.sign(),)
+
+
 def _clamp_forward(a, min=None, max=None):  # noqa: A002 - torch's argument names
     return np.clip(a, min, max)
 
@@ -803,7 +812,11 @@ def _copy_slices(ctx, g):
     """Writing a view back into its base (torch's CopySlices): the base keeps the gradient
     outside the view, the view's new value receives the gradient inside it."""
     grad_base = grad_view = None
-    if ctx.needs_input_grad[0]:
+    if ctx.needs_input_grad[0] and g._data.dtype.kind == "c":
+        from gradcheck.ref.complex_numbers import outside_view  # a view may hold one part
+
+        grad_base = outside_view(g, ctx.view_op, ctx.view_attrs)
+    elif ctx.needs_input_grad[0]:
         mask = module_of(g._data).ones(g._data.shape, dtype=g._data.dtype)
         ctx.view_op.forward(mask, **ctx.view_attrs)[...] = 0  # a view into mask
         grad_base = g * _make(mask)
@@ -1026,7 +1039,7 @@ TABLE = {
     "sqrt": _unary("SqrtBackward0", np.sqrt, lambda ctx, g: (g / (2 * ctx.result),), False, True),
     "rsqrt": _unary("RsqrtBackward0", lambda a: 1 / np.sqrt(a),
                     lambda ctx, g: (-0.5 * g * ctx.result ** 3,), False, True),
-    "abs": _unary("AbsBackward0", np.abs, lambda ctx, g: (g * _x(ctx).sign(),)),
+    "abs": _unary("AbsBackward0", np.abs, _abs),
     "sin": _unary("SinBackward0", np.sin, lambda ctx, g: (g * _x(ctx).cos(),)),
     "cos": _unary("CosBackward0", np.cos, lambda ctx, g: (-g * _x(ctx).sin(),)),
     "tan": _unary("TanBackward0", np.tan, lambda ctx, g: (g * (1 + ctx.result ** 2),), False,

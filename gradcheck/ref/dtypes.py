@@ -31,7 +31,17 @@ class dtype:  # noqa: N801 - named like torch.dtype
         return self.np.kind == "c"
 
     def to_real(self) -> "dtype":
-        return self
+        return _REAL_OF.get(self, self)
+
+    def to_complex(self) -> "dtype":
+        """The complex dtype whose parts are this float dtype (complex64 for float32)."""
+        COMPLEX_IN_USE[0] = True
+        if self.np.kind == "c":
+            return self
+        if self not in _COMPLEX_OF:
+            raise NotImplementedError(f"{self} has no complex counterpart in gradcheck.ref "
+                                      "(numpy has no complex32); use float32 or float64")
+        return _COMPLEX_OF[self]
 
     def __repr__(self) -> str:
         return f"torch.{self.name}"
@@ -54,8 +64,7 @@ float64 = dtype("float64", np.float64, "DoubleTensor", 8)
 # converted to it are stored, computed and reported as float32.
 bfloat16 = dtype("bfloat16", np.float32, "BFloat16Tensor", 7)
 
-# NOTE: no tensor of a complex dtype can be made here; the names exist because libraries
-# list them at import (safetensors, einops), and using one raises NotImplementedError.
+# complex tensors are numpy complex arrays; their ops and rules live in ``complex`` and ``fft``
 complex64 = dtype("complex64", np.complex64, "ComplexFloatTensor", 9)
 complex128 = dtype("complex128", np.complex128, "ComplexDoubleTensor", 10)
 
@@ -80,18 +89,23 @@ quint2x4 = _name_only("quint2x4", False, "QUInt2x4Tensor")
 # the sub-byte unsigned "shell" dtypes: torch itself computes nothing in them
 uint1, uint2, uint3, uint4, uint5, uint6, uint7 = (
     _name_only(f"uint{bits}", False, f"UInt{bits}Tensor") for bits in range(1, 8))
-_UNSUPPORTED = (complex64, complex128, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
+_UNSUPPORTED = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
                 float8_e5m2fnuz, qint8, quint8, qint32, quint4x2, quint2x4, uint1, uint2, uint3,
                 uint4, uint5, uint6, uint7)
-_WHY = {complex64: "keep real and imaginary parts as two real tensors",
-        complex128: "keep real and imaginary parts as two real tensors"}
+_WHY: dict = {}
+# True once a complex dtype has been asked for in this process: until then the dispatcher
+# skips its check that an op accepts complex tensors (one list read instead of a dtype test)
+COMPLEX_IN_USE = [False]
+_REAL_OF = {complex64: float32, complex128: float64}
+_COMPLEX_OF = {float32: complex64, float64: complex128, bfloat16: complex64}
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
 _BY_NP = {d.np: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update(
     {"bool_": bool_, "long": int64, "int": int32, "short": int16, "half": float16,
-     "float": float32, "double": float64, "bfloat16": bfloat16}
+     "float": float32, "double": float64, "bfloat16": bfloat16, "cfloat": complex64,
+     "cdouble": complex128}
 )
 
 _default = [float32]
@@ -113,12 +127,16 @@ def from_numpy(np_dtype) -> dtype:
     torch.int64
     """
     try:
-        return _BY_NP[np.dtype(np_dtype)]
+        found = _BY_NP[np.dtype(np_dtype)]
     except KeyError:
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
-            "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+            "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, "
+            "and bool."
         ) from None
+    if found.np.kind == "c":
+        COMPLEX_IN_USE[0] = True
+    return found
 
 
 def as_dtype(value) -> dtype:
@@ -128,6 +146,8 @@ def as_dtype(value) -> dtype:
             why = _WHY.get(value, "numpy has no such type; compute in float32 or float64")
             raise NotImplementedError(f"{value} tensors are not available in gradcheck.ref: "
                                       f"{why}")
+        if value.np.kind == "c":
+            COMPLEX_IN_USE[0] = True
         return value
     if value is float:
         return get_default_dtype()
@@ -138,6 +158,15 @@ def as_dtype(value) -> dtype:
     if isinstance(value, str):
         return _BY_NAME[value.replace("torch.", "")]
     return from_numpy(value)
+
+
+def refuse_complex_order(name: str, *tensors, error: type = RuntimeError) -> None:
+    """torch's ordering ops reject complex tensors (complex numbers have no order); its
+    comparisons raise NotImplementedError, argmax and sort RuntimeError."""
+    for t in tensors:
+        if t._data.dtype.kind == "c":
+            raise error(f"{name} does not support complex tensors ({t.dtype}): complex "
+                               "numbers have no order; compare .real or .abs() instead")
 
 
 def get_default_dtype() -> dtype:
@@ -161,7 +190,15 @@ def set_default_dtype(d: dtype) -> None:
 
 
 def _category(d: dtype) -> int:
+    if d.np.kind == "c":
+        return 3
     return 2 if d.is_floating_point else (0 if d is bool_ else 1)
+
+
+def default_complex() -> dtype:
+    """The dtype of new complex tensors: complex64, or complex128 under a float64 default."""
+    COMPLEX_IN_USE[0] = True
+    return complex128 if get_default_dtype() is float64 else complex64
 
 
 def _scalar_dtype(value) -> dtype:
@@ -169,7 +206,18 @@ def _scalar_dtype(value) -> dtype:
         return bool_
     if isinstance(value, (int, np.integer)):
         return int64
+    if isinstance(value, (complex, np.complexfloating)):
+        return default_complex()
     return get_default_dtype()
+
+
+def _promote_complex(a: dtype, b: dtype) -> dtype:
+    """A complex and any other dtype: complex, as wide as the wider floating part (torch:
+    complex64 with float64 gives complex128)."""
+    COMPLEX_IN_USE[0] = True
+    widths = [d.to_real() for d in (a, b) if d.np.kind in "fc"]
+    widest = max(widths, key=lambda d: d.itemsize)
+    return complex128 if widest.itemsize >= 8 else complex64
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:
@@ -180,6 +228,8 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """
     if a is b:
         return a
+    if a.np.kind == "c" or b.np.kind == "c":
+        return _promote_complex(a, b)
     if a.is_floating_point != b.is_floating_point:
         return a if a.is_floating_point else b
     if a is bool_ or b is bool_:
@@ -208,5 +258,8 @@ def result_type(*operands) -> dtype:
     result = None
     for d in best:  # highest priority first
         if d is not None and (result is None or _category(d) > _category(result)):
-            result = d
+            # a complex operand of lower priority keeps the float precision of the higher
+            # one (a float64 tensor times 1j is complex128), as torch's promotion does
+            widened = result is not None and result.is_floating_point and _category(d) == 3
+            result = result.to_complex() if widened else d
     return result

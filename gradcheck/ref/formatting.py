@@ -36,9 +36,26 @@ def _float_formatter(values: np.ndarray):
     return fmt, width
 
 
+def _complex_formatter(sample: np.ndarray):
+    """torch formats the real and imaginary parts with one formatter each: ``1.+2.j``."""
+    real, real_width = _float_formatter(sample.real.astype(np.float64))
+    imag, imag_width = _float_formatter(sample.imag.astype(np.float64))
+
+    def fmt(v: complex) -> str:
+        imag_part = (imag(v.imag).rjust(imag_width) + "j").lstrip()
+        sign = "" if imag_part[0] in "+-" else "+"
+        return real(v.real).rjust(real_width) + sign + imag_part
+
+    # the width counts the "j"; each element is exactly as wide as ``fmt`` pads it
+    return fmt, real_width + imag_width + 1
+
+
 def _scalar_formatter(array: np.ndarray):
     """Returns (format one value, common width)."""
     sample = _sample(array).ravel()
+    if array.dtype.kind == "c":
+        fmt, width = _complex_formatter(sample)
+        return fmt, width
     if array.dtype.kind == "f":
         fmt, width = _float_formatter(sample.astype(np.float64))
     else:
@@ -119,7 +136,8 @@ def tensor_repr(t) -> str:
         body = _format(array, fmt, width, _INDENT, array.size > _THRESHOLD)
     if t.device.type != "cpu":
         suffix.append(f"device='{t.device.type}:{t.device.index or 0}'")
-    if t.dtype not in (dt.get_default_dtype(), dt.int64, dt.bool_):
+    if t.dtype not in (dt.get_default_dtype(), dt.int64, dt.bool_,
+                       dt._COMPLEX_OF[dt.get_default_dtype()]):
         suffix.append(f"dtype={t.dtype!r}")
     if t.grad_fn is not None:
         suffix.append(f"grad_fn=<{t.grad_fn.name()}>")

@@ -258,8 +258,25 @@ def _run_hooks(node, grad, accumulate: bool):
     return grad
 
 
+# rule -> the rule to run on a complex grad (complex_numbers fills it): holomorphic rows get
+# conj(rule(conj(grad))), torch's convention for the gradient of a real loss
+COMPLEX_RULES: dict = {}
+
+
+def _real_part(g):
+    """A complex grad reaching a real input keeps its real part (torch does the same)."""
+    return COMPLEX_RULES["real"](g)
+
+
 def _run_node(node, grad, retain_graph: bool):
-    grads = node.rule(node, grad)
+    try:
+        complex_grad = grad._data.dtype.kind == "c"
+    except AttributeError:  # the bundled grads of a multi-output Function's outputs
+        complex_grad = False
+    if complex_grad:
+        grads = COMPLEX_RULES.get(node.rule, node.rule)(node, grad)
+    else:
+        grads = node.rule(node, grad)
     if type(grads) is not tuple:
         grads = (grads,)
     if not retain_graph:
@@ -274,7 +291,8 @@ def _run_node(node, grad, retain_graph: bool):
         if g._data.shape != shape:
             g = sum_to(g, shape)  # THE un-broadcasting
         if g.dtype is not dtype:
-            g = g.to(dtype)
+            g = _real_part(g) if dtype.np.kind != "c" and g._data.dtype.kind == "c" else g.to(
+                dtype)
         out.append(g)
     return out
 

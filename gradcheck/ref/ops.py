@@ -357,11 +357,13 @@ def log_softmax(input, dim, dtype=None):  # noqa: A002
 
 
 # ----- comparisons and logic (no gradient) ------------------------------------------------------
-def _compare(ufunc):
+def _compare(ufunc, ordered=False):
     def fn(input, other):  # noqa: A002
         a, b = _pair(input, other)
         if a is NotImplemented:
             return NotImplemented
+        if ordered:
+            dt.refuse_complex_order(ufunc.__name__, a, error=NotImplementedError)
         try:
             return _make(np.asarray(ufunc(a._data, b._data)))
         except ValueError:
@@ -373,10 +375,10 @@ def _compare(ufunc):
 
 eq = _compare(np.equal)
 ne = not_equal = _compare(np.not_equal)
-lt = less = _compare(np.less)
-le = less_equal = _compare(np.less_equal)
-gt = greater = _compare(np.greater)
-ge = greater_equal = _compare(np.greater_equal)
+lt = less = _compare(np.less, ordered=True)
+le = less_equal = _compare(np.less_equal, ordered=True)
+gt = greater = _compare(np.greater, ordered=True)
+ge = greater_equal = _compare(np.greater_equal, ordered=True)
 logical_and = _compare(np.logical_and)
 logical_or = _compare(np.logical_or)
 logical_xor = _compare(np.logical_xor)

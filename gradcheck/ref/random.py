@@ -96,12 +96,28 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -
     >>> randn(2, 3).shape
     torch.Size([2, 3])
     """
-    return _out(_rng(generator).standard_normal(_shape_args(size)), dtype, device, requires_grad)
+    shape = _shape_args(size)
+    if _is_complex(dtype):  # torch: each part N(0, 1/2), so that E|z|^2 = 1
+        draws = _rng(generator).standard_normal(shape + (2,)) * np.sqrt(0.5)
+        return _out(_pairs(draws), dtype, device, requires_grad)
+    return _out(_rng(generator).standard_normal(shape), dtype, device, requires_grad)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform samples in [0, 1)."""
-    return _out(_rng(generator).random(_shape_args(size)), dtype, device, requires_grad)
+    shape = _shape_args(size)
+    if _is_complex(dtype):  # torch: each part uniform in [0, 1)
+        return _out(_pairs(_rng(generator).random(shape + (2,))), dtype, device, requires_grad)
+    return _out(_rng(generator).random(shape), dtype, device, requires_grad)
+
+
+def _is_complex(dtype) -> bool:
+    return dtype is not None and dt.as_dtype(dtype).np.kind == "c"
+
+
+def _pairs(draws: np.ndarray) -> np.ndarray:
+    """Complex numbers from a last axis of (real, imaginary) draws."""
+    return draws[..., 0] + 1j * draws[..., 1]
 
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
@@ -165,7 +181,10 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):  # no
 def _fill(self: Tensor, sample) -> Tensor:
     """Write samples into self in place (no graph; init functions run under no_grad)."""
     check_inplace(self)
-    values = sample(self._data.shape).astype(self._data.dtype, copy=False)
+    if self._data.dtype.kind == "c":  # torch fills both parts (see normal_ for the scale)
+        values = _pairs(sample(self._data.shape + (2,))).astype(self._data.dtype)
+    else:
+        values = sample(self._data.shape).astype(self._data.dtype, copy=False)
     self._data[...] = dev.to_device(values, self.device)
     self._vc[0] += 1
     return self
@@ -178,6 +197,8 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) ->
 
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
     """Fill with normal samples."""
+    if self._data.dtype.kind == "c":  # torch: each part N(mean, std^2 / 2)
+        std = std / np.sqrt(2)
     return _fill(self, lambda shape: _rng(generator).normal(mean, std, shape))
 
 

@@ -66,7 +66,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
     """
     if dtype is not None:
         input = _cast(input, dt.as_dtype(dtype))
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fc":
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
             f"complex dtype. Got: {input.dtype._tensor_type.replace('Tensor', '')}"
@@ -144,6 +144,7 @@ def argmax(input, dim=None, keepdim=False):  # noqa: A002
     >>> torch.argmax(torch.tensor([[1.0, 5.0], [3.0, 4.0]]), dim=1)
     tensor([1, 1])
     """
+    dt.refuse_complex_order("argmax", input)
     if dim is None:
         return _make(np.asarray(np.argmax(input._data), dtype=np.int64))
     d = _dim(dim, input._data.ndim)
@@ -157,6 +158,7 @@ def argmin(input, dim=None, keepdim=False):  # noqa: A002
     >>> torch.argmin(torch.tensor([3.0, 1.0]))
     tensor(1)
     """
+    dt.refuse_complex_order("argmin", input)
     if dim is None:
         return _make(np.asarray(np.argmin(input._data), dtype=np.int64))
     d = _dim(dim, input._data.ndim)
@@ -214,6 +216,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):  # noqa: A002
     (tensor(5.), tensor(7.))
     """
     x = _float(input)
+    if x._data.dtype.kind == "c":  # a complex vector's p-norm is the p-norm of its moduli
+        return norm(ops.abs(x), p, dim, keepdim, dtype)
     dims = _dims(dim, x._data.ndim)
     if p in ("fro", 2, 2.0):
         return apply(TABLE["norm"], x, dim=dims, keepdim=keepdim)

@@ -51,7 +51,8 @@ def load(f, map_location=None, weights_only=None, **kwargs):
 _STORAGE_DTYPES = {"DoubleStorage": "float64", "FloatStorage": "float32",
                    "HalfStorage": "float16", "BFloat16Storage": "bfloat16",
                    "LongStorage": "int64", "IntStorage": "int32", "ShortStorage": "int16",
-                   "CharStorage": "int8", "ByteStorage": "uint8", "BoolStorage": "bool_"}
+                   "CharStorage": "int8", "ByteStorage": "uint8", "BoolStorage": "bool_",
+                   "ComplexFloatStorage": "complex64", "ComplexDoubleStorage": "complex128"}
 
 
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False,
@@ -103,7 +104,7 @@ class _TorchUnpickler(pickle.Unpickler):
         from gradcheck.ref import dtypes as dt
 
         _, storage_type, key, _location, _numel = pid
-        dtype = getattr(dt, _STORAGE_DTYPES.get(storage_type, "uint8")).np
+        dtype = dt.as_dtype(getattr(dt, _STORAGE_DTYPES.get(storage_type, "uint8"))).np
         raw = self.archive.read(f"{self.prefix}data/{key}")
         return np.frombuffer(raw, dtype=dtype.newbyteorder("<")).astype(dtype)
 

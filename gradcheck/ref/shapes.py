@@ -434,6 +434,7 @@ def sort(input, dim=-1, descending=False, stable=False):  # noqa: A002
     """
     from gradcheck.ref.reductions import return_sort
 
+    dt.refuse_complex_order("sort", input)
     d = _dim(dim, input._data.ndim) if input._data.ndim else 0
     if not input._data.ndim:
         return return_sort(input.clone(), _make(np.asarray(0)))

@@ -1,7 +1,6 @@
 """The long tail of the Tensor API that real training code calls: methods that forward to
 the functional ops added since (linalg, statistics, pointwise, assemble), in-place variants,
-and the answers a dense real tensor gives to questions about names, sparsity, complex parts
-and quantisation (torch's own answers and errors for a strided float tensor).
+and the answers a dense tensor gives to questions about names, sparsity and quantisation (torch's own answers and errors for a strided float tensor).
 
 ``attach()`` installs them on Tensor; ``NAMESPACE`` lists the functions also exported as
 ``torch.<name>``.
@@ -43,10 +42,6 @@ def _not_quantized(name: str):
                                   "quantized tensors)")
 
     return method
-
-
-def _imag(self):
-    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
 
 
 def _to_sparse(self, *args, **kwargs):
@@ -235,7 +230,6 @@ NAMESPACE = {
     "block_diag": assemble.block_diag, "range": assemble.torch_range,
     "broadcast_tensors": assemble.broadcast_tensors,
     "lerp": lambda input, end, weight: input.lerp(end, weight),
-    "conj": lambda input: input, "resolve_conj": lambda input: input,
     # distances
     "cdist": distance.cdist, "pdist": distance.pdist,
     "cosine_similarity": distance.cosine_similarity,
@@ -286,11 +280,9 @@ def attach() -> None:
         "less_equal": ops.le, "greater_equal": ops.ge, "less": ops.lt, "greater": ops.gt,
         "ravel": lambda self: self.reshape(-1), "adjoint": lambda self: self.transpose(-2, -1),
         "dist": lambda self, other, p=2: (self - other).norm(p),
-        "conj": lambda self: self, "resolve_conj": lambda self: self,
-        "resolve_neg": lambda self: self, "conj_physical": lambda self: self,
+        "resolve_neg": lambda self: self,
         "dequantize": lambda self: self, "to_dense": lambda self, dtype=None: self,
         "bfloat16": lambda self, memory_format=None: self.to(_dtype("bfloat16")),
-        "cfloat": _complex_method, "cdouble": _complex_method,
         "renorm": _renorm, "renorm_": _inplace_of(_renorm), "prelu": _prelu,
         "put": _put, "put_": _inplace_of(_put), "index_put": _index_put,
         "index_put_": _inplace_of(_index_put), "fill_diagonal_": _fill_diagonal_,
@@ -335,8 +327,6 @@ def attach() -> None:
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     Tensor.name = property(lambda self: None)
-    Tensor.real = property(lambda self: self)
-    Tensor.imag = property(_imag)
     Tensor.volatile = property(lambda self: False)
     Tensor._backward_hooks = property(lambda self: None)
     Tensor._base = property(lambda self: self._view[0] if self._view is not None else None)
@@ -346,11 +336,6 @@ def _dtype(name: str):
     from gradcheck.ref import dtypes as dt
 
     return getattr(dt, name)
-
-
-def _complex_method(self, *args, **kwargs):
-    raise NotImplementedError("complex tensors are not available in gradcheck.ref; keep real "
-                              "and imaginary parts as two real tensors")
 
 
 def _special():

@@ -126,7 +126,7 @@ class Tensor:
     layout = property(lambda self: "strided")
 
     def is_complex(self) -> bool:
-        return False
+        return self._data.dtype.kind == "c"
 
     def is_signed(self) -> bool:
         return self._data.dtype.kind in "fi"
@@ -161,7 +161,7 @@ class Tensor:
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach()."
             )
-        if value and self._data.dtype.kind != "f":
+        if value and self._data.dtype.kind not in "fc":
             raise RuntimeError(FLOAT_ONLY)
         if value and self._inf and not grad_mode._inference[0]:
             raise RuntimeError(INFERENCE_REQUIRES_GRAD)

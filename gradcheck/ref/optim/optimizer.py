@@ -146,11 +146,39 @@ class Optimizer:
             with torch.no_grad():
                 for group in self.param_groups:
                     for p in group["params"]:
-                        if p.grad is not None:
+                        if p.grad is None:
+                            continue
+                        if p._data.dtype.kind == "c":
+                            self._update_as_real(update, p, group)
+                        else:
                             update(p, group)
         finally:
             fperrors.restore(quiet)
         return loss
+
+    def _update_as_real(self, update: Callable[[Any, dict[str, Any]], None], p: Any,
+                        group: dict[str, Any]) -> None:
+        """torch updates a complex parameter as the (real, imaginary) pairs of view_as_real:
+        Adam's second moment is per part, not grad * grad. The parameter, its grad and its
+        complex state read as real views of the same storage for the length of the update."""
+        from gradcheck.ref.complex_numbers import complex_of_pairs, real_pairs
+
+        state = self.state.get(p, {})
+        tensors = [p, p.grad] + [v for v in state.values()
+                                 if isinstance(v, torch.Tensor) and v._data.dtype.kind == "c"]
+        swapped = [(t, t._data) for t in tensors]
+        for t, data in swapped:
+            t._data = real_pairs(data)
+        try:
+            update(p, group)
+        finally:
+            for t, data in swapped:
+                t._data = data
+        pairs_shape = p._data.shape + (2,)
+        for value in self.state.get(p, {}).values():  # state made from the views: complex
+            if isinstance(value, torch.Tensor) and value._data.shape == pairs_shape and \
+                    value._data.dtype.kind == "f":
+                value._data = complex_of_pairs(value._data)
 
     @staticmethod
     def _evaluate(closure: Callable[[], Any] | None) -> Any:

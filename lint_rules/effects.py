@@ -442,12 +442,15 @@ class Effects:
             bindings = self._bindings[id(scope)] = Bindings(scope, self.index.parents)
         found = models_reached(call, scope, models, self.index.parents, bindings)
         if found:
-            self._reached[event] = frozenset(map(self._subst_key, found))
+            # The optimizers are looked up before the caller's names replace the callee's
+            # (`self.qnet` of the class, not `agent.qnet` of the loop that calls its method).
+            self._reached[event] = frozenset(
+                self._subst_key(opt) for model in found
+                for opt in self.index.optimizers_of_model(model) | self.index.optimizers_of_model(
+                    self._subst_key(model)))
 
     def _reaches(self, bw: ev.Event, optimizer: str | None) -> bool:
-        models = self._reached.get(bw)
-        return bool(models) and optimizer is not None and any(
-            optimizer in self.index.optimizers_of_model(m) for m in models)
+        return optimizer is not None and optimizer in self._reached.get(bw, ())
 
     def _own_method(self, key: str, name: str, call: ast.Call, state: State) -> State:
         """After the standard effect of ``key.step()``, what the file's own optimizer class

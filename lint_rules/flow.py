@@ -87,7 +87,7 @@ class Interpreter(Compound, Effects):
         self._bindings: dict[int, object] = {}  # scope -> its Bindings, for reach.py
         self._aliases: dict[str, str] = {}  # model given another's gradient tensors -> their key
         self.alias_sites: dict[str, ast.AST] = {}  # that key -> the statement handing them over
-        self._reached: dict[ev.Event, frozenset[str]] = {}  # backward -> models it goes through
+        self._reached: dict[ev.Event, frozenset[str]] = {}  # backward -> optimizers of the models it goes through
         self._epoch_unit = False
         self._merged = False  # paths were merged past MAX_WORLDS
         self._flag_tests: dict[int, frozenset[str]] = {}

@@ -27,7 +27,8 @@ class LossAccumulatedWithGraph(Rule):
     two values: a validation loop's `loss` is not the training loop's. A total or list that the
     loop starts again (`total = 0` after each logging step, a list made anew per step) holds a
     bounded window and is not flagged; the carrying loop is the one that steps an optimizer,
-    and loops over a fixed handful (`for opt in optimizers:`, `range(2)`) carry nothing. A total
+    and loops over a fixed handful (`for opt in optimizers:`, `range(2)`, a `range(len(nets))`
+    whose variable picks the optimizer that steps, `optimizers[i].step()`) carry nothing. A total
     that is itself backpropagated later (summing losses on purpose) is not flagged. A loss
     returned by a helper that backpropagated it counts as the loss at its call.
 

@@ -100,12 +100,27 @@ def _switches_requires_grad(scope: ast.AST) -> bool:
     """Whether the scope turns gradients of some parameters off and on (``requires_grad =
     False``, ``requires_grad_(False)``, CycleGAN's ``set_requires_grad(net, False)``): then which
     network a loss reaches depends on the moment, and we claim nothing."""
+    inputs = _input_tensors(scope)
     for node in syntax.walk(scope):
         kind = type(node)
         if kind is ast.Assign and any(type(t) is ast.Attribute and t.attr == "requires_grad"
+                                      and not (type(t.value) is ast.Name and t.value.id in inputs)
                                       for t in node.targets):
             return True
         if kind is ast.Call and syntax.callee_name(node) in ("requires_grad_", "set_requires_grad",
                                                                "freeze", "unfreeze", "toggle_optimizer"):
             return True
     return False
+
+
+def _input_tensors(scope: ast.AST) -> set[str]:
+    """Names this scope binds only by computing a value (``interpolates = x + alpha * d``),
+    never as a loop's target (``for p in model.parameters():``): switching their
+    ``requires_grad`` (a gradient penalty's input) leaves every parameter as it was."""
+    computed, looped = set(), set()
+    for node in syntax.walk(scope):
+        if type(node) is ast.Assign and type(node.value) in (ast.BinOp, ast.Call):
+            computed.update(t.id for t in node.targets if type(t) is ast.Name)
+        elif isinstance(node, syntax.FOR_LOOPS):
+            looped.update(syntax.stored_names(node.target))
+    return computed - looped

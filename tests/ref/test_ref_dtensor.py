@@ -229,3 +229,14 @@ def test_fully_shard_matches_torch(meshes, torch):
     policy = ref.distributed.fsdp.MixedPrecisionPolicy(param_dtype=ref.bfloat16)
     with pytest.raises(NotImplementedError, match="MixedPrecisionPolicy"):
         ref.distributed.fsdp.fully_shard(ref.nn.Linear(2, 2), mp_policy=policy)
+
+
+@pytest.mark.parametrize("name", ["gradcheck.ref.distributed.tensor.placement_types",
+                                  "gradcheck.ref.distributed.tensor.api",
+                                  "gradcheck.ref.distributed.tensor.parallel",
+                                  "gradcheck.ref.distributed.fully_shard"])
+def test_docstring_examples_run(name):
+    import doctest
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0

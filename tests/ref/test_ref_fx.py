@@ -226,3 +226,13 @@ def test_graph_module_from_a_dict_and_print_tabular(torch):
     assert outputs[1][:2] == outputs[0][:2] and outputs[1][4] == outputs[0][4]
     if outputs[0][3] is ImportError:  # torch needs `tabulate`: both say so the same way
         assert outputs[1][2:4] == outputs[0][2:4]
+
+
+@pytest.mark.parametrize("name", ["gradcheck.ref.fx", "gradcheck.ref.fx.graph",
+                                  "gradcheck.ref.fx.node", "gradcheck.ref.fx.proxy"])
+def test_fx_docstring_examples_run(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0

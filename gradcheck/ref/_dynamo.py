@@ -97,15 +97,26 @@ def reduce_to_scalar_loss(out: Any) -> Any:
     raise NotImplementedError("Don't know how to reduce", type(out))
 
 
+class RecompileError(RuntimeError):
+    """Raised by torch when a frame recompiles past its limit; never raised here."""
+
+
+class Unsupported(RuntimeError):
+    """Raised by torch when dynamo cannot trace code; never raised here."""
+
+
 def _submodules() -> None:
-    """``eval_frame``, ``decorators``, ``utils`` and ``testing`` as importable modules."""
+    """``eval_frame``, ``decorators``, ``utils``, ``exc`` and ``testing`` as importable modules
+    (the counters of compiled frames and guard failures stay empty: nothing compiles)."""
     this = sys.modules[__name__]
     contents = {
         "eval_frame": {"OptimizedModule": OptimizedModule},
         "decorators": {"mark_dynamic": mark_dynamic, "mark_static": mark_static,
                        "mark_unbacked": mark_unbacked, "disable": disable,
                        "allow_in_graph": allow_in_graph},
-        "utils": {"counters": collections.defaultdict(collections.Counter)},
+        "utils": {"counters": collections.defaultdict(collections.Counter),
+                  "guard_failures": collections.defaultdict(list)},
+        "exc": {"RecompileError": RecompileError, "Unsupported": Unsupported},
         "testing": {"reduce_to_scalar_loss": reduce_to_scalar_loss},
     }
     for name, members in contents.items():

@@ -236,3 +236,27 @@ def test_fx_docstring_examples_run(name):
 
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
+
+
+def test_side_effects_survive_dead_code_elimination_and_compatibility_notes(torch):
+    kept = []
+    for lib in (torch, ref):
+        def log_value(x):
+            return x
+
+        lib.fx.has_side_effect(log_value)
+        graph = lib.fx.Graph()
+        x = graph.placeholder("x")
+        graph.call_function(log_value, (x,))
+        graph.call_function(lib.sin, (x,))
+        graph.output(x)
+        graph.eliminate_dead_code()
+        kept.append([n.name for n in graph.nodes])
+
+        def documented():
+            """Does a thing."""
+
+        noted = lib.fx._compatibility.compatibility(is_backward_compatible=False)(documented)
+        kept.append(noted.__doc__)
+    assert kept[2:] == kept[:2]
+    assert "log_value" in kept[0] and "sin" not in kept[0]

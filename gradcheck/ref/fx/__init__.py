@@ -18,13 +18,13 @@ computes the same values, with gradients reaching the same parameters. See
 """
 from __future__ import annotations
 
-from gradcheck.ref.fx import _symbolic_trace, graph, graph_module, immutable_collections  # noqa: F401
+from gradcheck.ref.fx import _compatibility, _symbolic_trace, graph, graph_module, immutable_collections  # noqa: F401
 from gradcheck.ref.fx import interpreter, node, proxy  # noqa: F401
 from gradcheck.ref.fx._symbolic_trace import Tracer, is_fx_tracing, symbolic_trace, wrap  # noqa: F401
 from gradcheck.ref.fx.graph import Graph  # noqa: F401
 from gradcheck.ref.fx.graph_module import GraphModule  # noqa: F401
 from gradcheck.ref.fx.interpreter import Interpreter, Transformer  # noqa: F401
-from gradcheck.ref.fx.node import Node, map_arg  # noqa: F401
+from gradcheck.ref.fx.node import Node, has_side_effect, map_arg  # noqa: F401
 from gradcheck.ref.fx.proxy import Proxy  # noqa: F401
 from gradcheck.ref.standins import module_fallback
 

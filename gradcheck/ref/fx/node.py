@@ -15,6 +15,13 @@ from gradcheck.ref.fx.immutable_collections import immutable_dict, immutable_lis
 Target = Union[Callable[..., Any], str]
 Argument = Any
 BaseArgumentTypes = (str, int, float, bool, complex, type(None), type(Ellipsis))
+_side_effectful_functions: set = set()
+
+
+def has_side_effect(fn: Callable) -> Callable:
+    """Keep calls of ``fn`` through ``Graph.eliminate_dead_code`` even when unused."""
+    _side_effectful_functions.add(fn)
+    return fn
 
 # the engine's namespaces, named as torch names them in printed graphs and code
 NAMESPACES = (("gradcheck.ref.nn.functional", "torch.nn.functional"),
@@ -162,6 +169,8 @@ class Node:
     def is_impure(self, impure_random: bool = True) -> bool:
         """Whether dead-code elimination must keep this node."""
         if self.op in ("placeholder", "output"):
+            return True
+        if self.op == "call_function" and self.target in _side_effectful_functions:
             return True
         if self.op == "call_module":
             module = self.graph.owning_module

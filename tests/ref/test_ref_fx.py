@@ -4,6 +4,7 @@ same values and gradients, wrap, custom leaves, Interpreter/Transformer and grap
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 
 import numpy as np
@@ -260,3 +261,18 @@ def test_side_effects_survive_dead_code_elimination_and_compatibility_notes(torc
         kept.append(noted.__doc__)
     assert kept[2:] == kept[:2]
     assert "log_value" in kept[0] and "sin" not in kept[0]
+
+
+def test_renamed_inputs_deepcopy_and_patches_undone(torch):
+    before = (ref.relu, ref.Tensor.__add__, vars(ref.Tensor).get("__radd__"),
+              ref.nn.Module.__call__, ref.nn.Module.__getattr__)
+    theirs = torch.fx.symbolic_trace(torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU()))
+    ours = ref.fx.symbolic_trace(ref.nn.Sequential(ref.nn.Linear(2, 2), ref.nn.ReLU()))
+    assert ours.code == theirs.code and "input_1 = input" in ours.code
+    assert (ref.relu, ref.Tensor.__add__, vars(ref.Tensor).get("__radd__"),
+            ref.nn.Module.__call__, ref.nn.Module.__getattr__) == before
+    copied = copy.deepcopy(ours)
+    assert type(copied).__name__ == "Sequential" and copied.code == ours.code
+    assert copied.get_parameter("0.weight") is not ours.get_parameter("0.weight")
+    x = ref.randn(3, 2)
+    np.testing.assert_array_equal(copied(x).detach().numpy(), ours(x).detach().numpy())

@@ -90,8 +90,10 @@ class _Patcher:
         self._seen: set[tuple[int, str]] = set()
 
     def set_attr(self, owner: Any, name: str, value: Any) -> None:
-        original = owner.__dict__[name] if name in vars(owner) else getattr(owner, name)
-        self._saved.append((functools.partial(setattr, owner, name), original))
+        if name in vars(owner):
+            self._saved.append((functools.partial(setattr, owner, name), vars(owner)[name]))
+        else:  # inherited: removing the patch uncovers the inherited one again
+            self._saved.append((lambda _: delattr(owner, name), None))
         setattr(owner, name, value)
 
     def set_global(self, space: dict, name: str, value: Any) -> None:

@@ -138,6 +138,8 @@ def generate(graph: Graph, root: str = "self") -> PythonCode:
     for node in graph.nodes:
         if node.op == "placeholder":
             params.append(_signature(writer, node))
+            if node.target.lstrip("*") != node.name:  # a name like `input` became `input_1`
+                body.append(f"{node.name} = {node.target.lstrip('*')}\n")
             continue
         if node.op == "output":
             body.append(f"return {writer.value(node.args[0])}\n")

@@ -7,6 +7,7 @@ class, named after the traced root, as in torch.
 """
 from __future__ import annotations
 
+import copy
 import itertools
 from typing import Any
 
@@ -111,6 +112,19 @@ class GraphModule(Module):
         if print_output:
             print(text)
         return text
+
+    def __deepcopy__(self, memo: dict) -> GraphModule:
+        # the copy gets its own class and code, made from a copy of the graph
+        members = Module()
+        for store in ("_parameters", "_buffers", "_modules"):
+            members.__dict__[store] = copy.deepcopy(self.__dict__[store], memo)
+        graph = Graph()
+        graph.output(graph.graph_copy(self.graph, {}))
+        result = GraphModule(members, graph, type(self).__name__)
+        result.training = self.training
+        result.meta = copy.deepcopy(self.meta, memo)
+        memo[id(self)] = result
+        return result
 
     def __str__(self) -> str:
         return "\n".join([super().__repr__(), self.code, _REMINDER])

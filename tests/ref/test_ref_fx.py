@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import math
 
 import numpy as np
 import pytest
@@ -276,3 +277,38 @@ def test_renamed_inputs_deepcopy_and_patches_undone(torch):
     assert copied.get_parameter("0.weight") is not ours.get_parameter("0.weight")
     x = ref.randn(3, 2)
     np.testing.assert_array_equal(copied(x).detach().numpy(), ours(x).detach().numpy())
+
+
+def _attention(lib):
+    class Attention(lib.nn.Module):
+        """A GPT-style block: unpacking a split, sizes, math on sizes, a buffer mask."""
+
+        def __init__(self, d=8, heads=2):
+            super().__init__()
+            self.emb, self.ln = lib.nn.Embedding(10, d), lib.nn.LayerNorm(d)
+            self.qkv, self.proj, self.heads = lib.nn.Linear(d, 3 * d), lib.nn.Linear(d, d), heads
+            self.register_buffer("mask", lib.tril(lib.ones(6, 6)).view(1, 1, 6, 6))
+
+        def forward(self, idx):
+            x = self.emb(idx)
+            b, t, c = x.size(0), x.size(1), x.size(2)
+            q, k, v = self.qkv(self.ln(x)).split(c, dim=2)
+            q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+                       for z in (q, k, v))
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+            att = att.masked_fill(self.mask == 0, float("-inf")).softmax(dim=-1)
+            y = (att @ v).transpose(1, 2).contiguous().view(b, t, c)
+            return self.proj(y) + x, lib.arange(0, t, dtype=lib.long)
+
+    return Attention().double()
+
+
+def test_attention_block_traces_and_computes_as_torch(torch):
+    torch_model, model = _attention(torch), _attention(ref)
+    _same_weights(torch_model, model)
+    theirs, ours = torch.fx.symbolic_trace(torch_model), ref.fx.symbolic_trace(model)
+    assert ours.code == theirs.code and "math_sqrt" in ours.code
+    idx = np.arange(12).reshape(2, 6) % 10
+    mine, real = ours(ref.tensor(idx)), theirs(torch.tensor(idx))
+    np.testing.assert_allclose(mine[0].detach().numpy(), real[0].detach().numpy(), rtol=1e-12)
+    assert mine[1].tolist() == real[1].tolist()

@@ -114,6 +114,7 @@ class Tracer(TracerBase):
 
     def __init__(self, autowrap_modules: tuple = (math,), autowrap_functions: tuple = (),
                  param_shapes_constant: bool = False) -> None:
+        self._autowrap_modules = tuple(autowrap_modules)
         self._autowrap = {id(v): v for m in autowrap_modules for k, v in vars(m).items()
                           if callable(v) and not k.startswith("_")}
         self._autowrap.update({id(f): f for f in autowrap_functions})
@@ -227,6 +228,10 @@ class Tracer(TracerBase):
             if name in space:
                 patcher.set_global(space, name, _recording(space[name]))
         self._replaced = {**originals, **{k: _recording(v) for k, v in self._autowrap.items()}}
+        for module in self._autowrap_modules:  # `math.sqrt(proxy)` as well as `sqrt(proxy)`
+            for name, value in list(vars(module).items()):
+                if id(value) in self._autowrap:
+                    patcher.set_global(vars(module), name, self._replaced[id(value)])
         self._patch_globals(patcher, fn)
         self._patch_modules(patcher)
         _patch_tensor_operators(patcher, ref.Tensor)
@@ -271,7 +276,9 @@ def _patch_tensor_operators(patcher: _Patcher, tensor_cls: type) -> None:
     getitem = tensor_cls.__getitem__
 
     def traced_getitem(self: Any, key: Any) -> Any:
-        proxy = _has_proxy((key,), {})
+        # like torch, only a Proxy index (or one directly in a tuple index) is traced
+        parts = key if isinstance(key, tuple) else (key,)
+        proxy = next((p for p in parts if isinstance(p, Proxy)), None)
         if proxy is None:
             return getitem(self, key)
         return proxy.tracer.create_proxy("call_function", operator.getitem, (self, key), {})

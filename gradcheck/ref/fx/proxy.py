@@ -6,6 +6,9 @@ Control flow on a Proxy cannot be recorded and raises TraceError, as in torch.
 """
 from __future__ import annotations
 
+import bisect
+import dis
+import inspect
 import operator
 from typing import Any
 
@@ -108,6 +111,12 @@ class Proxy:
         return self.tracer.create_proxy("call_method", "__call__", (self,) + args, kwargs)
 
     def __iter__(self) -> Any:
+        # `a, b = proxy` can be traced: the caller's bytecode says how many values it takes
+        caller = inspect.currentframe().f_back
+        instructions = list(dis.get_instructions(caller.f_code))
+        index = bisect.bisect_left(instructions, caller.f_lasti, key=lambda i: i.offset)
+        if index < len(instructions) and instructions[index].opname == "UNPACK_SEQUENCE":
+            return (self[i] for i in range(instructions[index].argval))
         return self.tracer.iter(self)
 
     def __bool__(self) -> bool:

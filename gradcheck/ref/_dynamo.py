@@ -90,7 +90,8 @@ def reduce_to_scalar_loss(out: Any) -> Any:
         return sum(reduce_to_scalar_loss(x) for x in out) / len(out)
     if isinstance(out, dict):
         return sum(reduce_to_scalar_loss(v) for v in out.values()) / len(out)
-    if type(out).__name__ in ("MaskedLMOutput", "Seq2SeqLMOutput", "CausalLMOutputWithCrossAttentions"):
+    if type(out).__name__ in ("MaskedLMOutput", "Seq2SeqLMOutput",
+                              "CausalLMOutputWithCrossAttentions"):
         return reduce_to_scalar_loss(out.logits)
     if type(out).__name__ == "SquashedNormal":
         return out.mean.sum()

@@ -71,7 +71,8 @@ def test_dynamo_config_flags_and_patch_as_torch(torch):
         config.cache_size_limit = 16
         aliased = config.recompile_limit
         config.cache_size_limit = defaults[2]
-        with pytest.raises(AttributeError, match="torch._dynamo.config.no_such_flag does not exist"):
+        unknown = "torch._dynamo.config.no_such_flag does not exist"
+        with pytest.raises(AttributeError, match=unknown):
             with config.patch(no_such_flag=1):
                 pass
         with pytest.raises(AttributeError, match="no_such_flag does not exist"):

@@ -192,9 +192,9 @@ def test_plan_paths_use_fnmatch_and_prepare_module_input(meshes, torch):
         parallel = lib.distributed.tensor.parallel
         tensor_mod = lib.distributed.tensor
         # hooks run in plan order: the prepared input reaches ColwiseParallel as a DTensor
-        plan = {"layers.1": parallel.PrepareModuleInput(
-                    input_layouts=tensor_mod.Shard(0), desired_input_layouts=tensor_mod.Replicate()),
-                "layers.*": parallel.ColwiseParallel()}
+        prepare = parallel.PrepareModuleInput(input_layouts=tensor_mod.Shard(0),
+                                              desired_input_layouts=tensor_mod.Replicate())
+        plan = {"layers.1": prepare, "layers.*": parallel.ColwiseParallel()}
         parallel.parallelize_module(model, mesh, plan)
         x = lib.ones(2, 3)
         results.append((_numpy(model["layers"][1](model["layers"][0](x))),

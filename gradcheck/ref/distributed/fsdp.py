@@ -72,18 +72,6 @@ class LocalStateDictConfig:
     offload_to_cpu: bool = False
 
 
-@dataclasses.dataclass
-class OffloadPolicy:
-    """FSDP2: keep parameters where they are."""
-
-
-@dataclasses.dataclass
-class CPUOffloadPolicy(OffloadPolicy):
-    """FSDP2: keep parameters on the cpu (where every tensor here is)."""
-
-    pin_memory: bool = True
-
-
 class OptimStateKeyType(enum.Enum):
     """How an optimizer state dict names its parameters: by name or by index."""
 

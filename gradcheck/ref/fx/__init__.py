@@ -13,13 +13,15 @@ computes the same values, with gradients reaching the same parameters. See
 ...     def forward(self, x):
 ...         return torch.relu(self.fc(x)) + 1
 >>> traced = torch.fx.symbolic_trace(Net())
->>> [(n.op, n.name) for n in traced.graph.nodes]
-[('placeholder', 'x'), ('call_module', 'fc'), ('call_function', 'relu'), ('call_function', 'add'), ('output', 'output')]
+>>> [n.op for n in traced.graph.nodes]
+['placeholder', 'call_module', 'call_function', 'call_function', 'output']
+>>> [n.name for n in traced.graph.nodes]
+['x', 'fc', 'relu', 'add', 'output']
 """
 from __future__ import annotations
 
-from gradcheck.ref.fx import _compatibility, _symbolic_trace, graph, graph_module, immutable_collections  # noqa: F401
-from gradcheck.ref.fx import interpreter, node, proxy  # noqa: F401
+from gradcheck.ref.fx import _compatibility, _symbolic_trace, graph, graph_module  # noqa: F401
+from gradcheck.ref.fx import immutable_collections, interpreter, node, proxy  # noqa: F401
 from gradcheck.ref.fx._symbolic_trace import Tracer, is_fx_tracing, symbolic_trace, wrap  # noqa: F401
 from gradcheck.ref.fx.graph import Graph  # noqa: F401
 from gradcheck.ref.fx.graph_module import GraphModule  # noqa: F401

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 _NOTES = {True: "\n\n.. note::\n    Backwards-compatibility for this API is guaranteed.\n",
-          False: "\n\n.. warning::\n    This API is experimental and is *NOT* backward-compatible.\n"}
+          False: "\n\n.. warning::\n    This API is experimental and is *NOT* "
+                 "backward-compatible.\n"}
 
 
 def compatibility(is_backward_compatible: bool) -> Callable[[Any], Any]:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from gradcheck.ref.fx.node import Node, _get_qualified_name, map_arg
+from gradcheck.ref.fx.node import Node, map_arg
 
 reflectable_magic_methods = {
     "add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "floordiv": "{} // {}",

@@ -51,7 +51,8 @@ def _get_qualified_name(target: Any) -> str:
     module = getattr(target, "__module__", None) or ""
     if module == "_operator":
         module = "operator"
-    return f"{module}.{target.__qualname__ if isinstance(target, types.FunctionType) else target.__name__}"
+    name = target.__qualname__ if isinstance(target, types.FunctionType) else target.__name__
+    return f"{module}.{name}"
 
 
 def map_aggregate(a: Argument, fn: Callable[[Argument], Argument]) -> Argument:
@@ -137,7 +138,9 @@ class Node:
         self.kwargs = {**self.kwargs, key: arg}
 
     def replace_input_with(self, old: Node, new: Node) -> None:
-        swap = (lambda n: new if n is old else n)
+        def swap(n: Node) -> Node:
+            return new if n is old else n
+
         self._update_args_kwargs(map_arg(self.args, swap), map_arg(self.kwargs, swap))
 
     def replace_all_uses_with(self, replace_with: Node,

@@ -312,3 +312,29 @@ def test_attention_block_traces_and_computes_as_torch(torch):
     mine, real = ours(ref.tensor(idx)), theirs(torch.tensor(idx))
     np.testing.assert_allclose(mine[0].detach().numpy(), real[0].detach().numpy(), rtol=1e-12)
     assert mine[1].tolist() == real[1].tolist()
+
+
+def _functional_net(lib):
+    functional = lib.nn.functional
+
+    class Functional(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = lib.nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = functional.dropout(functional.relu(self.fc(x)), p=0.0, training=self.training)
+            h = functional.layer_norm(h, (4,)) + functional.gelu(h)
+            return functional.softmax(h, dim=-1, dtype=lib.float64), functional.log_softmax(h, 1)
+
+    return Functional().double()
+
+
+def test_functional_calls_are_recorded_with_torchs_layout(torch):
+    torch_model, model = _functional_net(torch), _functional_net(ref)
+    _same_weights(torch_model, model)
+    theirs, ours = torch.fx.symbolic_trace(torch_model), ref.fx.symbolic_trace(model)
+    assert ours.code == theirs.code and "relu(fc, inplace = False)" in ours.code
+    x = np.random.default_rng(3).standard_normal((2, 4))
+    for mine, real in zip(ours(ref.tensor(x)), theirs(torch.tensor(x))):
+        np.testing.assert_allclose(mine.detach().numpy(), real.detach().numpy(), rtol=1e-12)

@@ -22,6 +22,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from gradcheck.ref.fx.functional_calls import torch_layout
 from gradcheck.ref.fx.graph import Graph, magic_methods, reflectable_magic_methods
 from gradcheck.ref.fx.node import NAMESPACES, map_aggregate
 from gradcheck.ref.fx.proxy import Proxy, TracerBase
@@ -55,14 +56,17 @@ def _has_proxy(args: tuple, kwargs: dict) -> Proxy | None:
     return found[0] if found else None
 
 
-def _recording(fn: Callable) -> Callable:
-    """``fn``, recorded as a call_function node whenever a Proxy is among its arguments."""
+def _recording(fn: Callable, functional: bool = False) -> Callable:
+    """``fn``, recorded as a call_function node whenever a Proxy is among its arguments
+    (a ``torch.nn.functional`` call with the argument layout torch records)."""
 
     @functools.wraps(fn)
     def recorded(*args: Any, **kwargs: Any) -> Any:
         proxy = _has_proxy(args, kwargs)
         if proxy is None:
             return fn(*args, **kwargs)
+        if functional:
+            args, kwargs = torch_layout(fn, args, kwargs)
         return proxy.tracer.create_proxy("call_function", fn, args, kwargs)
 
     recorded._fx_original = fn
@@ -221,9 +225,11 @@ class Tracer(TracerBase):
         from gradcheck import ref
 
         originals = {}
+        functional = importlib.import_module("gradcheck.ref.nn.functional")
         for module, name, function in _traceable_functions():
-            recorded = originals.setdefault(id(function), _recording(function))
-            patcher.set_attr(module, name, recorded)
+            if id(function) not in originals:
+                originals[id(function)] = _recording(function, module is functional)
+            patcher.set_attr(module, name, originals[id(function)])
         for space, name in _wrapped_globals:
             if name in space:
                 patcher.set_global(space, name, _recording(space[name]))

@@ -29,6 +29,13 @@ NAMESPACES = (("gradcheck.ref.nn.functional", "torch.nn.functional"),
               ("gradcheck.ref", "torch"))
 
 
+# functionals that torch names by another home: its kernels and its aliases of torch.*
+_ALIASED = ("relu_", "hardshrink", "pairwise_distance", "pdist", "cosine_similarity", "conv1d",
+            "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+            "avg_pool1d", "adaptive_avg_pool1d", "prelu", "bilinear", "pixel_shuffle",
+            "pixel_unshuffle")
+
+
 def _namespace_name(target: Any) -> str | None:
     import importlib
 
@@ -36,8 +43,23 @@ def _namespace_name(target: Any) -> str | None:
     for module_name, torch_name in NAMESPACES:
         module = importlib.import_module(module_name)
         if name is not None and getattr(module, name, None) is target:
+            if torch_name == "torch.nn.functional":
+                return _functional_home(name, target)
             return f"{torch_name}.{name}"
     return None
+
+
+def _functional_home(name: str, target: Any) -> str:
+    """Where torch's own functional of this name lives, when the engine has it there too
+    (generated code must run on the engine)."""
+    from gradcheck import ref
+    from gradcheck.ref._C import NN_KERNELS
+
+    if name in NN_KERNELS:
+        return f"torch._C._nn.{name}"
+    if name in _ALIASED and getattr(ref, name, None) is target:
+        return f"torch.{name}"
+    return f"torch.nn.functional.{name}"
 
 
 def _get_qualified_name(target: Any) -> str:

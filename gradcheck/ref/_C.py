@@ -122,7 +122,25 @@ def _parse_to(*args: Any, **kwargs: Any) -> tuple:
             kwargs.get("memory_format"))
 
 
-_nn = SimpleNamespace(_parse_to=_parse_to)
+# the functionals torch implements as kernels of torch._C._nn (traced code calls them there)
+NN_KERNELS = frozenset({"avg_pool2d", "avg_pool3d", "hardtanh_", "elu_", "leaky_relu_",
+                        "logsigmoid", "gelu", "softplus", "softshrink", "linear", "one_hot",
+                        "scaled_dot_product_attention"})
+
+
+class _NN(SimpleNamespace):
+    """``torch._C._nn``: ``_parse_to`` and the kernels behind some functionals."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name in NN_KERNELS:
+            from gradcheck.ref.nn import functional
+
+            if hasattr(functional, name):
+                return getattr(functional, name)
+        raise AttributeError(f"module 'torch._C._nn' has no attribute '{name}'")
+
+
+_nn = _NN(_parse_to=_parse_to)
 
 
 def _infer_size(a: Any, b: Any) -> Any:

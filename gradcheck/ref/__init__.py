@@ -334,12 +334,18 @@ def get_default_device():
 
 
 def compile(model=None, **kwargs):  # noqa: A001
-    """No compiler here: returns the model unchanged (so scripts calling it still run)."""
-    return model if model is not None else (lambda fn: fn)
+    """No compiler here: a module comes back wrapped as torch wraps it (``OptimizedModule``,
+    running the module eagerly), a function unchanged."""
+    if model is None:
+        return lambda fn: compile(fn, **kwargs)
+    from gradcheck.ref.nn.module import Module
+    from gradcheck.ref.optimized_module import OptimizedModule
+
+    return OptimizedModule(model) if isinstance(model, Module) else model
 
 
 from gradcheck.ref import nn, optim, utils  # noqa: F401, E402
-from gradcheck.ref import _dynamo, compiler, fx, jit, multiprocessing  # noqa: F401, E402
+from gradcheck.ref import _dynamo, compiler, fx, jit, library, multiprocessing  # noqa: F401, E402
 from gradcheck.ref.differential import compare_with_torch  # noqa: F401, E402
 from gradcheck.ref import distributions, linalg, storage, tensor_extras  # noqa: F401, E402
 from gradcheck.ref import autograd_tools, profiler, testing  # noqa: F401, E402

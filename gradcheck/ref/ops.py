@@ -648,3 +648,12 @@ from gradcheck.ref.rearrange import (  # noqa: E402,F401
     scatter,
     scatter_reduce,
 )
+
+
+def __getattr__(name: str) -> object:
+    # ``torch.ops.<namespace>``: the operators a script defined with torch.library
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from gradcheck.ref.library import op_namespace
+
+    return op_namespace(name)

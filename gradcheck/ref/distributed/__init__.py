@@ -366,7 +366,7 @@ def _submodules() -> None:
 
     for name in ("algorithms", "checkpoint", "constants", "distributed_c10d", "elastic", "fsdp",
                  "nn", "store", "utils", "_functional_collectives", "device_mesh", "rpc",
-                 "autograd", "optim"):
+                 "autograd", "optim", "tensor", "_composable"):
         globals()[name] = importlib.import_module(f"{__name__}.{name}")
 
 

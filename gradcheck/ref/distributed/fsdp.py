@@ -50,8 +50,6 @@ class MixedPrecision:
     cast_root_forward_inputs: bool = True
 
 
-MixedPrecisionPolicy = MixedPrecision
-
 
 @dataclasses.dataclass
 class CPUOffload:
@@ -72,18 +70,6 @@ class ShardedStateDictConfig:
 @dataclasses.dataclass
 class LocalStateDictConfig:
     offload_to_cpu: bool = False
-
-
-@dataclasses.dataclass
-class OffloadPolicy:
-    """FSDP2: keep parameters where they are."""
-
-
-@dataclasses.dataclass
-class CPUOffloadPolicy(OffloadPolicy):
-    """FSDP2: keep parameters on the cpu (where every tensor here is)."""
-
-    pin_memory: bool = True
 
 
 class OptimStateKeyType(enum.Enum):
@@ -197,19 +183,15 @@ class FullyShardedDataParallel(Module):
         return {"state": state, "param_groups": groups}
 
 
-FSDPModule = FullyShardedDataParallel
-
-
-def register_fsdp_forward_method(module: Module, method_name: str) -> None:
-    """FSDP2 runs its pre/post-forward hooks around ``method_name`` too; with nothing
-    sharded those hooks do nothing, so the method runs as it is."""
-    if not callable(getattr(module, method_name, None)):
-        raise ValueError(f"{type(module)} does not have a method {method_name}")
-
-
-def fully_shard(module: Module, *args: Any, **kwargs: Any) -> Module:
-    """FSDP2's in-place API: with one rank the module is already 'fully sharded'."""
-    return module
+# FSDP2 (``fully_shard``) lives in its own module; torch exports it from here too
+from gradcheck.ref.distributed.fully_shard import (  # noqa: E402, F401
+    CPUOffloadPolicy,
+    FSDPModule,
+    MixedPrecisionPolicy,
+    OffloadPolicy,
+    fully_shard,
+    register_fsdp_forward_method,
+)
 
 
 def always_wrap_policy(*args: Any, **kwargs: Any) -> bool:

@@ -1,40 +1,33 @@
-"""``torch.fx``: there is no symbolic tracer over a numpy engine. Libraries use ``fx.wrap`` at
-import time to keep a function out of traces, so it is accepted and returns its argument;
-``symbolic_trace``, ``GraphModule``, ``Tracer`` and the other classes raise NotImplementedError
-naming the API when a script actually calls them.
+"""``torch.fx``: symbolic tracing of the engine's modules and functions into graphs.
+
+``symbolic_trace(model)`` records what ``model.forward`` does (submodule calls, functions,
+methods, attribute reads) as a Graph, and returns a GraphModule whose generated ``forward``
+computes the same values, with gradients reaching the same parameters. See
+``_symbolic_trace`` for how calls are intercepted without ``__torch_function__``.
 
 >>> import gradcheck.ref as torch
->>> @torch.fx.wrap
-... def helper(x):
-...     return x + 1
->>> helper(1), torch.fx.wrap("len")
-(2, 'len')
->>> torch.fx.symbolic_trace(helper)
-Traceback (most recent call last):
-...
-NotImplementedError: torch.fx.symbolic_trace is not available in gradcheck.ref: there is no symbolic tracer; run the module eagerly
+>>> class Net(torch.nn.Module):
+...     def __init__(self):
+...         super().__init__()
+...         self.fc = torch.nn.Linear(2, 2)
+...     def forward(self, x):
+...         return torch.relu(self.fc(x)) + 1
+>>> traced = torch.fx.symbolic_trace(Net())
+>>> [n.op for n in traced.graph.nodes]
+['placeholder', 'call_module', 'call_function', 'call_function', 'output']
+>>> [n.name for n in traced.graph.nodes]
+['x', 'fc', 'relu', 'add', 'output']
 """
 from __future__ import annotations
 
-from typing import Any
+from gradcheck.ref.fx import _compatibility, _symbolic_trace, graph, graph_module  # noqa: F401
+from gradcheck.ref.fx import immutable_collections, interpreter, node, proxy  # noqa: F401
+from gradcheck.ref.fx._symbolic_trace import Tracer, is_fx_tracing, symbolic_trace, wrap  # noqa: F401
+from gradcheck.ref.fx.graph import Graph  # noqa: F401
+from gradcheck.ref.fx.graph_module import GraphModule  # noqa: F401
+from gradcheck.ref.fx.interpreter import Interpreter, Transformer  # noqa: F401
+from gradcheck.ref.fx.node import Node, has_side_effect, map_arg  # noqa: F401
+from gradcheck.ref.fx.proxy import Proxy  # noqa: F401
+from gradcheck.ref.standins import module_fallback
 
-from gradcheck.ref.fx import _symbolic_trace  # noqa: F401
-from gradcheck.ref.fx._symbolic_trace import is_fx_tracing  # noqa: F401
-from gradcheck.ref.standins import module_fallback, unsupported
-
-WHY = "there is no symbolic tracer; run the module eagerly"
-__getattr__ = module_fallback("torch.fx", WHY)
-
-symbolic_trace = unsupported("torch.fx.symbolic_trace", WHY)
-GraphModule = unsupported("torch.fx.GraphModule", WHY)
-Graph = unsupported("torch.fx.Graph", WHY)
-Tracer = unsupported("torch.fx.Tracer", WHY)
-Proxy = unsupported("torch.fx.Proxy", WHY)
-Node = unsupported("torch.fx.Node", WHY)
-Interpreter = unsupported("torch.fx.Interpreter", WHY)
-Transformer = unsupported("torch.fx.Transformer", WHY)
-
-
-def wrap(fn_or_name: Any) -> Any:
-    """Mark a function as a leaf for tracing; without a tracer it is returned unchanged."""
-    return fn_or_name
+__getattr__ = module_fallback("torch.fx", "this part of torch.fx is not implemented here")

@@ -82,7 +82,8 @@ def sigmoid(input: Tensor) -> Tensor:
     return input.sigmoid()
 
 
-def log_softmax(input: Tensor, dim: int | None = None) -> Tensor:
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype: Any = None) -> Tensor:
     """log(softmax(x)), stable for large |x| (the engine shifts by the max internally).
 
     Example:
@@ -90,10 +91,11 @@ def log_softmax(input: Tensor, dim: int | None = None) -> Tensor:
         >>> round(log_softmax(torch.tensor([1000.0, 1000.0]), dim=0)[0].item(), 4)
         -0.6931
     """
-    return torch.log_softmax(input, _default_dim(input, dim))
+    return torch.log_softmax(input, _default_dim(input, dim), dtype=dtype)
 
 
-def softmax(input: Tensor, dim: int | None = None) -> Tensor:
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: Any = None) -> Tensor:
     """exp(x) / sum(exp(x)) along `dim`, computed stably.
 
     Example:
@@ -101,7 +103,7 @@ def softmax(input: Tensor, dim: int | None = None) -> Tensor:
         >>> softmax(torch.tensor([0.0, 0.0]), dim=0).tolist()
         [0.5, 0.5]
     """
-    return torch.softmax(input, _default_dim(input, dim))
+    return torch.softmax(input, _default_dim(input, dim), dtype=dtype)
 
 
 def _default_dim(input: Tensor, dim: int | None) -> int:

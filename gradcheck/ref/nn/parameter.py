@@ -7,7 +7,18 @@ from typing import Any
 from gradcheck import ref as torch
 
 
-class Parameter(torch.Tensor):
+class _ParameterMeta(type):
+    """Like torch's: a tensor subclass wrapped as a parameter (a DTensor) keeps its own type
+    and is marked ``_is_param``, and ``isinstance(x, Parameter)`` accepts it."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        if super().__instancecheck__(instance):
+            return True
+        return cls is Parameter and isinstance(instance, torch.Tensor) and \
+            instance.__dict__.get("_is_param", False)
+
+
+class Parameter(torch.Tensor, metaclass=_ParameterMeta):
     """A Tensor subclass sharing `data`'s storage, with `requires_grad=True` by default.
 
     Example:
@@ -23,6 +34,10 @@ class Parameter(torch.Tensor):
         if not isinstance(data, torch.Tensor):
             raise TypeError(f"Parameter expects a Tensor as data, got {type(data).__name__}; "
                             "wrap it with torch.tensor(...)")
+        if type(data) not in (torch.Tensor, Parameter):
+            marked = data.detach().requires_grad_(requires_grad)
+            marked._is_param = True
+            return marked
         return torch.Tensor._make_subclass(cls, data.detach(), requires_grad)
 
     def __repr__(self) -> str:

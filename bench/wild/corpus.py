@@ -114,9 +114,10 @@ def lint(root: Path, preview: bool = False) -> list[dict]:
         # A repository's own top-level modules must not shadow the linter's imports.
         env={**os.environ, "PYTHONSAFEPATH": "1"},
     )
-    if run.returncode not in (0, 1, 2):
-        raise SystemExit(f"lint crashed on {root.name}:\n{run.stderr}")
-    return json.loads(run.stdout or "[]")
+    if run.returncode not in (0, 1, 2) or not run.stdout.lstrip().startswith("["):
+        # no JSON (gradcheck not importable here, say) is a failure, never "no findings"
+        raise SystemExit(f"lint failed on {root.name} (exit {run.returncode}):\n{run.stderr[-2000:]}")
+    return json.loads(run.stdout)
 
 
 def finding_rows(part: str, into: Path, preview: bool = False) -> list[dict[str, str]]:

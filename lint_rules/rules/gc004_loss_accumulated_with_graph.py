@@ -33,6 +33,7 @@ class LossAccumulatedWithGraph(Rule):
     returned by a helper that backpropagated it counts as the loss at its call.
 
     ## Precision
+    `append` runs only with `--preview`.
     High for `sum`: 56 real bugs and 2 false alarms over four held-out parts (96.6%) and for
     `method` (8 and 0). Low for `append`: 10 and 10. Its false alarms were lists bounded by a
     first-step guard, backpropagated later, or living for one step (first part), and values

@@ -405,14 +405,7 @@ class Effects:
     def _later_in_scope(self, event: ev.Event, zero: ev.Event) -> bool:
         """Whether ``event`` stands after ``zero`` in the same function (a backward pass run
         by a function defined elsewhere has no place in that order)."""
-        return event.node_id > zero.node_id and self._scope_of(event.node) is self._scope_of(zero.node)
-
-    def _scope_of(self, node: ast.AST) -> ast.AST | None:
-        parents = self.index.parents
-        node = parents.get(id(node))
-        while node is not None and not isinstance(node, syntax.SCOPES):
-            node = parents.get(id(node))
-        return node
+        return event.node_id > zero.node_id and self.index.scope_of(event.node) is self.index.scope_of(zero.node)
 
     def _deliberate_reset(self, zero: ev.Event) -> bool:
         """A reset that discards gradients on purpose, or that we cannot relate to the step:

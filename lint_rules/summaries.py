@@ -432,7 +432,7 @@ class ModuleIndex:
                 continue
             # Names are not values: only within the scope that built the optimizer do two
             # names that this scope binds to objects of their own stand for two objects.
-            scope = id(self._scope_of(site))
+            scope = id(self.scope_of(site))
             if any(scope in built.get(n, ()) for n in names) and \
                     all(scope in built.get(m, ()) for m in models) and \
                     not any(_covers(n, m) or _covers(m, n) for n in names for m in models):
@@ -442,11 +442,12 @@ class ModuleIndex:
     def _built_scopes(self) -> dict[str, set[int]]:
         if self._built_at:
             for key, node in self._built_at:
-                self._built.setdefault(key, set()).add(id(self._scope_of(node)))
+                self._built.setdefault(key, set()).add(id(self.scope_of(node)))
             self._built_at = []
         return self._built
 
-    def _scope_of(self, node: ast.AST) -> ast.AST:
+    def scope_of(self, node: ast.AST) -> ast.AST:
+        """The innermost function around ``node``, else the module."""
         current = self.parents.get(id(node))
         while current is not None and not isinstance(current, syntax.FUNCTIONS):
             current = self.parents.get(id(current))

@@ -63,6 +63,8 @@ class Effects:
 
     def _expressions(self, stmt: syntax.Statement, state: State) -> State:
         if ev.is_grad_zeroing(stmt):
+            if self._repairs_own_gradient(stmt):
+                return state
             owners = self.index.optimizers_of_param(ev.grad_owner(stmt) or "")
             if not owners and self._owners[-1]:
                 owners = {self._owners[-1]}  # inside the optimizer's own step(): its parameters
@@ -81,6 +83,15 @@ class Effects:
             state = self._map_all(state, lambda f: (FRESH, frozenset()))
             return {a: {**facts, **kept[a]} for a, facts in state.items()}
         return self._calls_in(stmt, stmt, state)
+
+    def _repairs_own_gradient(self, stmt: ast.AST) -> bool:
+        """``if torch.isnan(w.grad).any(): w.grad = None``: one tensor's gradient dropped when
+        its own value says so (a NaN, an overflow), which no reset of the optimizer is."""
+        owner = ev.grad_owner(stmt)
+        parent = self.index.parents.get(id(stmt))
+        if owner is None or type(parent) is not ast.If:
+            return False
+        return owner in ev.grad_values_read(parent.test)
 
     def _calls_in(self, node: ast.AST, stmt: ast.AST, state: State) -> State:
         calls = self.index.call_cache.get(id(node))

@@ -248,6 +248,19 @@ def grad_owner(stmt: ast.AST) -> str | None:
     return dotted(node.value) if type(node) is ast.Attribute else None
 
 
+def grad_values_read(test: ast.AST) -> set[str]:
+    """The tensors whose gradient values ``test`` reads (``W`` in ``torch.isnan(W.grad)``),
+    not counting whether there is one (``W.grad is not None``)."""
+    presence = {id(c.left) for c in syntax.walk(test)
+                if type(c) is ast.Compare and all(type(o) in (ast.Is, ast.IsNot) for o in c.ops)}
+    found = set()
+    for node in syntax.walk(test):
+        if type(node) is ast.Attribute and is_grad_attr(node) and id(node) not in presence:
+            inner = node.value if node.attr == "data" else node
+            found.add(dotted(inner.value) or "")
+    return found
+
+
 def is_grad_write(stmt: ast.AST) -> bool:
     """``p.grad = g``, ``p.grad.copy_(g)``, ``p.grad.fill_(c)``: gradients replaced by hand
     (PCGrad, MAML, DDP, tests that fake gradients)."""
@@ -276,6 +289,8 @@ def param_loop_zeroes(loop: ast.For) -> bool:
     """A ``for p in ...:`` whose body only zeroes ``p.grad`` (maybe under ``if p.grad is not None``)."""
     body = syntax.body_of(loop)
     if len(body) == 1 and type(body[0]) is ast.If and not body[0].orelse:
+        if grad_values_read(body[0].test):
+            return False  # `if torch.isnan(p.grad).any(): p.grad = None` repairs, not resets
         body = syntax.body_of(body[0])
     return bool(body) and all(is_grad_zeroing(s) or _is_detach_grad(s) for s in body) and any(
         is_grad_zeroing(s) for s in body

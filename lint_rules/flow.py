@@ -491,9 +491,11 @@ class Interpreter(Compound, Effects):
     def _assigned(self, stmt: syntax.Statement, state: State) -> State:
         if type(stmt) not in _ASSIGNMENTS:
             return state
+        same = self._handed_back(stmt)
         for key in self.index.constructions.get(id(stmt), ()):
             # A newly built optimizer starts a new story (usually over new parameters too).
-            state = self._map_key(state, self._subst_key(key), lambda f: (CLEAN,))
+            if key not in same:
+                state = self._map_key(state, self._subst_key(key), lambda f: (CLEAN,))
         if type(stmt) is ast.Assign and syntax.constant(stmt.value) is None and \
                 syntax.has_value(syntax.constant(stmt.value)):
             # `model.optimizer = None`: no optimizer there any more, and nothing to carry over
@@ -501,7 +503,7 @@ class Interpreter(Compound, Effects):
                 key = self._key(target)
                 if key and self.index.is_optimizer(key):
                     state = self._map_key(state, key, lambda f: (CLEAN,))
-        state = self._rebind(stmt, state)
+        state = self._rebind(stmt, state, same)
         if _self_alias(stmt):
             # `params = self.params` at every call names the same object again: what
             # `if params.amp:` assumed still holds (a run-wide flag stays the same)
@@ -509,8 +511,11 @@ class Interpreter(Compound, Effects):
         written = {p for t in syntax.assignment_targets(stmt) for p in syntax.target_paths(t)}
         if written and any(len(a) for a in state):
             # `self.loss_G = ...` changes nothing that `if self.opt.netF == "mlp":` reads
-            state = forget(state, lambda a: any(syntax.related_paths(w, read)
-                                                for w in written for read in a[0][2]))
+            tests = {a[0] for world in state for a in world}
+            stale = {t for t in tests
+                     if any(syntax.related_paths(w, read) for w in written for read in t[2])}
+            if stale:
+                state = forget(state, lambda a: a[0] in stale)
         return self._literal_flag(stmt, state)
 
     def _tested_flags(self, function: ast.AST) -> frozenset[str]:
@@ -544,7 +549,7 @@ class Interpreter(Compound, Effects):
         _, key, holds = self._canonical(stmt.targets[0], value)
         return {assumptions | {(key, holds)}: facts for assumptions, facts in state.items()}
 
-    def _rebind(self, stmt: syntax.Statement, state: State) -> State:
+    def _rebind(self, stmt: syntax.Statement, state: State, same: set[str]) -> State:
         # `opt = optimizers[i]` starts a new story; `optimizer = self.optimizer` is another
         # spelling of the same optimizer, so events on either name reach the same state.
         subst = self._subst[-1]
@@ -553,11 +558,24 @@ class Interpreter(Compound, Effects):
                 for name in syntax.stored_names(target) & set(subst):
                     del subst[name]
         rebound = rebinding.reassigned_optimizers(stmt, self.index.is_optimizer)
+        rebound -= same  # `optimizer = adjust_lr(cfg, optimizer)` hands back the same one
         state = rebinding.restart(state, rebound, rebound)
         alias = rebinding.optimizer_alias(stmt, self._key, self.index.is_optimizer)
         if alias is not None:
             subst[alias[0]] = self._expand(alias[1])
         return state
+
+    def _handed_back(self, stmt: syntax.Statement) -> set[str]:
+        """``{"optimizer"}`` for ``optimizer = adjust_lr(cfg, optimizer)`` where the function
+        returns the optimizer it was given: the same object again, with its gradients."""
+        value = getattr(stmt, "value", None)
+        if type(value) is not ast.Call or type(stmt) is not ast.Assign or len(stmt.targets) != 1 \
+                or type(stmt.targets[0]) is not ast.Name:
+            return set()
+        callee = self.index.resolve(value, self._class[-1], self._local_defs[-1])
+        given = rebinding.returned_argument(callee, value) if callee is not None else None
+        name = stmt.targets[0].id
+        return {name} if type(given) is ast.Name and given.id == name else set()
 
     def contains_events(self, node: ast.AST) -> bool:
         """Whether ``node`` holds any call or statement that could be a gradient event."""

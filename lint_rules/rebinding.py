@@ -193,3 +193,42 @@ def _unknown_object(value: ast.AST) -> bool:
     if type(value) is ast.Call:
         return ev.last_name(ev.dotted(value.func) or "") not in SAME_OBJECT_GETTERS
     return False
+
+
+def returned_argument(fn: ast.AST, call: ast.Call) -> ast.AST | None:
+    """The argument of ``call`` that ``fn`` hands back: every ``return`` of ``fn`` returns the
+    same parameter, which its body never rebinds (a learning-rate helper that edits
+    ``param_groups`` and returns the optimizer it was given).
+
+    >>> fn = ast.parse("def adjust(cfg, opt):\\n    opt.lr = 1\\n    return opt").body[0]
+    >>> call = ast.parse("adjust(cfg, optimizer)").body[0].value
+    >>> ast.unparse(returned_argument(fn, call))
+    'optimizer'
+    """
+    returns = _own_returns(fn)
+    names = {r.value.id if type(r.value) is ast.Name else None for r in returns}
+    if len(names) != 1 or None in names:
+        return None
+    (param,) = names
+    if param not in syntax.parameter_names(fn.args) or any(
+            param in syntax.stored_names(t) for n in syntax.walk(fn)
+            for t in syntax.assignment_targets(n)):
+        return None
+    params = [p.arg for p in (*fn.args.posonlyargs, *fn.args.args)]
+    if params and params[0] in ("self", "cls") and type(call.func) is ast.Attribute:
+        params = params[1:]
+    passed = dict(zip(params, syntax.positional(call)))
+    passed.update((name, value) for name, value in syntax.keywords(call) if name)
+    return passed.get(param)
+
+
+def _own_returns(fn: ast.AST) -> list[ast.Return]:
+    """The ``return`` statements of ``fn`` itself, not of functions nested in it."""
+    found, stack = [], list(syntax.children(fn))
+    while stack:
+        node = stack.pop()
+        if type(node) is ast.Return:
+            found.append(node)
+        elif not isinstance(node, syntax.SCOPES):
+            stack.extend(syntax.children(node))
+    return found

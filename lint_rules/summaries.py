@@ -44,6 +44,11 @@ def _models_of(call: ast.Call) -> set[str]:
             and n.func.attr in ("parameters", "named_parameters")} - {""}
 
 
+# nn.Module methods that return the module itself: `Net(...).to(device)` is still a `Net`.
+_RETURN_SELF = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train",
+                          "eval", "requires_grad_", "share_memory", "type"})
+
+
 class ModuleIndex:
     """Functions, methods, optimizer names and their models, for one parsed module.
 
@@ -160,6 +165,7 @@ class ModuleIndex:
             elif kind is ast.arg and node.annotation is not None and _names_optimizer(node.annotation):
                 self.annotated.add(node.arg)
         for targets, call in constructed:
+            call = self._constructor_under_moves(call)
             cls = last_name(dotted(call.func) or "")
             if cls not in self.classes:
                 self.import_class(call.func)
@@ -478,6 +484,20 @@ class ModuleIndex:
             return False
         cls = self._class_around(call)
         return cls is not None and self.class_method(cls, "backward") is not None
+
+    def _constructor_under_moves(self, call: ast.Call) -> ast.Call:
+        """``Cls(...)`` for ``Cls(...).to(device)``: a module's moves return the module itself,
+        unless the class defines a method of that name of its own."""
+        while type(call.func) is ast.Attribute and call.func.attr in _RETURN_SELF \
+                and type(call.func.value) is ast.Call:
+            inner = call.func.value
+            cls = last_name(dotted(inner.func) or "")
+            node = self.classes.get(cls)
+            if node is not None and any(isinstance(item, syntax.FUNCTIONS) and item.name == call.func.attr
+                                        for item in node.body):
+                break
+            call = inner
+        return call
 
     def instance_class(self, key: str | None) -> str | None:
         """The class of this file that built the object ``key`` names (``x = Cls(...)``, or

@@ -17,9 +17,12 @@ from lint_rules.finding import Edit
 # help asked the other way round, `?obj` / `??obj` (a line starting with `?` is no Python).
 # NOTE: a magic name follows `%` directly, so a `% x` continuation line stays Python
 # NOTE: `! cmd` (a space after the `!`) is a shell escape too; no Python line starts with `!`
+# NOTE: `pip install x` without `%` is IPython's automagic for `%pip`; two names in a row
+# are never Python, so reading it as a magic cannot hide a statement
 _MAGIC = re.compile(
     r"^[ \t]*(?:%{1,2}[A-Za-z_]|!(?!=)|[\w.,\s]+=[ \t]*(?:%[A-Za-z_]|!(?!=))"
-    r"|[\w.]+\?{1,2}[ \t]*$|\?{1,2}[\w.*]+[ \t]*$)"
+    r"|[\w.]+\?{1,2}[ \t]*$|\?{1,2}[\w.*]+[ \t]*$"
+    r"|(?:pip|conda|mamba)[ \t]+(?:install|uninstall)[ \t])"
 )
 
 

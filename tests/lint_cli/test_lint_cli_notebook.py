@@ -181,3 +181,12 @@ def test_a_cell_magic_body_with_indented_lines_parses() -> None:
     nb = load(json.dumps({"cells": [{"cell_type": "code", "source": cell}]}))
     compile(nb.program, "nb", "exec")
     assert len(nb.program) == len(cell)
+
+
+def test_pip_install_without_percent_is_automagic_not_a_syntax_error(project, kit):
+    # IPython runs a bare `pip install x` as `%pip install x`; `pip = 3` stays Python
+    cells = [("code", "pip install torchviz\nconda install -y tqdm\npip = 3\n"),
+             ("code", kit.MISSING_ZERO_GRAD)]
+    _write(project / "train.ipynb", cells)
+    (record,) = json.loads(kit.run_cli(["lint", "--no-cache", "--format", "json"]).stdout)
+    assert record["code"] == "GC002" and record["cell"] == 2

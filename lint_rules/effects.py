@@ -13,7 +13,7 @@ import ast
 from lint_rules import events as ev
 from lint_rules import rebinding, syntax
 from lint_rules.bindings import Bindings
-from lint_rules.reach import models_reached
+from lint_rules.reach import models_feeding
 from lint_rules.states import (
     APPLIED,
     CLEAN,
@@ -366,7 +366,9 @@ class Effects:
             for other in list(facts):
                 if other != opt and other not in skip:
                     reaches = lambda bw, o=other: self._reaches(bw, o) and self._reaches(bw, opt)
-                    facts[other] = frozenset(after_other_step(f, opt, reaches) for f in facts[other])
+                    feeds = lambda bw, o=other: o in self._feeders.get(bw, {}).get(opt, ())
+                    facts[other] = frozenset(after_other_step(f, opt, reaches, feeds)
+                                             for f in facts[other])
             facts[opt] = frozenset(new_mine)
             out[assumptions] = facts
         return out
@@ -444,14 +446,18 @@ class Effects:
         bindings = self._bindings.get(id(scope))
         if bindings is None:
             bindings = self._bindings[id(scope)] = Bindings(scope, self.index.parents)
-        found = models_reached(call, scope, models, self.index.parents, bindings)
+        found = models_feeding(call, scope, models, self.index.parents, bindings)
         if found:
             # The optimizers are looked up before the caller's names replace the callee's
             # (`self.qnet` of the class, not `agent.qnet` of the loop that calls its method).
-            self._reached[event] = frozenset(
-                self._subst_key(opt) for model in found
-                for opt in self.index.optimizers_of_model(model) | self.index.optimizers_of_model(
-                    self._subst_key(model)))
+            self._reached[event] = frozenset(o for model in found for o in self._optimizers_of(model))
+            self._feeders[event] = {
+                opt: frozenset(o for feeder in feeders for o in self._optimizers_of(feeder))
+                for model, feeders in found.items() if feeders for opt in self._optimizers_of(model)}
+
+    def _optimizers_of(self, model: str) -> set[str]:
+        return {self._subst_key(opt) for opt in self.index.optimizers_of_model(model)
+                | self.index.optimizers_of_model(self._subst_key(model))}
 
     def _reaches(self, bw: ev.Event, optimizer: str | None) -> bool:
         return optimizer is not None and optimizer in self._reached.get(bw, ())

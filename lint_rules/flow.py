@@ -88,6 +88,8 @@ class Interpreter(Compound, Effects):
         self._aliases: dict[str, str] = {}  # model given another's gradient tensors -> their key
         self.alias_sites: dict[str, ast.AST] = {}  # that key -> the statement handing them over
         self._reached: dict[ev.Event, frozenset[str]] = {}  # backward -> optimizers of the models it goes through
+        # backward -> optimizer -> the optimizers of the models whose outputs fed that one's
+        self._feeders: dict[ev.Event, dict[str, frozenset[str]]] = {}
         self._epoch_unit = False
         self._merged = False  # paths were merged past MAX_WORLDS
         self._flag_tests: dict[int, frozenset[str]] = {}

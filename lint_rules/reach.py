@@ -42,57 +42,74 @@ def models_reached(call: ast.Call, scope: ast.AST, models: set[str],
                    parents: dict[int, ast.AST], bindings: Bindings | None = None) -> frozenset[str]:
     """The models in ``models`` whose calls feed the loss that ``call`` backpropagates,
     within ``scope`` (a function or module); empty when there is no evidence."""
+    return frozenset(models_feeding(call, scope, models, parents, bindings))
+
+
+def models_feeding(call: ast.Call, scope: ast.AST, models: set[str],
+                   parents: dict[int, ast.AST], bindings: Bindings | None = None,
+                   ) -> dict[str, frozenset[str]]:
+    """Each model the loss of ``call`` reaches, with the models whose outputs went into its
+    inputs on the way (``{"netD": {"netG"}, "netG": set()}`` for ``bce(netD(netG(z)))``):
+    a discriminator's loss reaches the generator only through the discriminator."""
     loss = ev.backward_loss(call)
     if loss is None or _switches_requires_grad(scope):
-        return frozenset()
+        return {}
     bindings = bindings or Bindings(scope, parents)
-    found: set[str] = set()
-    seen: set[int] = set()
-    pending = [(loss, call, 0)]
+    upstream: dict[str, set[str]] = {}
+    seen: set[tuple[int, frozenset[str]]] = set()
+    pending = [(loss, call, 0, frozenset())]
     while pending:
-        expr, at, depth = pending.pop()
-        for name, model in _reads(expr, models):
+        expr, at, depth, consumers = pending.pop()
+        for name, model, around in _reads(expr, models):
+            around = consumers | around
             if model is not None:
-                found.add(model)
+                upstream.setdefault(model, set())
+                for consumer in around - {model}:
+                    upstream.setdefault(consumer, set()).add(model)
                 continue
             binding = bindings.reaching(name, at)
             value = getattr(binding, "value", None)
-            if value is None or id(binding) in seen or depth >= MAX_DEPTH:
+            if value is None or (id(binding), around) in seen or depth >= MAX_DEPTH:
                 continue
-            seen.add(id(binding))
+            seen.add((id(binding), around))
             if not graph_free_context(binding, parents, stop=scope):
-                pending.append((value, binding, depth + 1))
-    return frozenset(found)
+                pending.append((value, binding, depth + 1, around))
+    return {model: frozenset(fed) for model, fed in upstream.items()}
 
 
-def _reads(expr: ast.AST, models: set[str]) -> list[tuple[str, str | None]]:
-    """(name read, None) and (name, model called) in ``expr``, not below a cut."""
-    out: list[tuple[str, str | None]] = []
-    stack = [expr]
+def _reads(expr: ast.AST, models: set[str]) -> list[tuple[str, str | None, frozenset[str]]]:
+    """(name read, None, models it is fed to) and (name, model called, models that model's
+    output is fed to) in ``expr``, not below a cut."""
+    out: list[tuple[str, str | None, frozenset[str]]] = []
+    stack: list[tuple[ast.AST, frozenset[str]]] = [(expr, frozenset())]
     while stack:
-        node = stack.pop()
+        node, consumers = stack.pop()
         kind = type(node)
         if kind is ast.Call:
             func = node.func
             if type(func) is ast.Attribute and func.attr in _CUTS:
                 continue  # `fake.detach()`: nothing flows back through it
             called = ev.dotted(func)
+            model = None
             if called in models:
-                out.append((called, called))
+                model = called
             elif type(func) is ast.Attribute and func.attr not in _DOES_NOT_RUN \
                     and ev.dotted(func.value) in models:
-                out.append((ev.dotted(func.value), ev.dotted(func.value)))
-            stack.extend(node.args)
-            stack.extend(k.value for k in node.keywords)
+                model = ev.dotted(func.value)
+            if model is not None:
+                out.append((model, model, consumers))
+            inner = consumers | {model} if model is not None else consumers
+            stack.extend((a, inner) for a in node.args)
+            stack.extend((k.value, inner) for k in node.keywords)
             if type(func) is ast.Attribute:
-                stack.append(func.value)  # `loss.mean()` reads loss
+                stack.append((func.value, consumers))  # `loss.mean()` reads loss
             continue
         if kind is ast.Name:
-            out.append((node.id, None))
+            out.append((node.id, None, consumers))
             continue
         if isinstance(node, syntax.SCOPES):
             continue
-        stack.extend(syntax.children(node))
+        stack.extend((c, consumers) for c in syntax.children(node))
     return out
 
 

@@ -98,8 +98,11 @@ def forget(state: State, drop) -> State:
 
 def on_backward(fact: tuple, bw: ev.Event) -> tuple:
     kind = fact[0]
-    if kind == FOREIGN and fact[2]:
-        return (TAINTED, frozenset({bw}), fact[2])  # own passes, the foreign ones under them
+    fed = frozenset(other for other, _, through in fact[1] if through) if kind == FOREIGN else NO_EVIDENCE
+    if kind == FOREIGN and (fact[2] or fed):
+        # own passes, and the foreign ones under them: confirmed, or known to have reached
+        # these parameters only through the network whose optimizer stepped on them
+        return (TAINTED, frozenset({bw}), fact[2] | fed)
     if kind in (CLEAN, FOREIGN):
         return (FRESH, frozenset({bw}))
     if kind in (FRESH, TAINTED):
@@ -142,21 +145,23 @@ def after_revert(fact: tuple) -> tuple:
     return (FRESH, frozenset()) if fact[0] == APPLIED else fact
 
 
-def after_other_step(fact: tuple, stepper: str, consumed) -> tuple:
+def after_other_step(fact: tuple, stepper: str, consumed, fed=lambda bw: False) -> tuple:
     """Optimizer ``stepper`` stepped on the passes in ``fact``; ``consumed(bw)`` says whether
-    ``bw`` is known to have gone through the parameters of both."""
+    ``bw`` is known to have gone through the parameters of both, ``fed(bw)`` whether it
+    reached these only through the stepper's network (a generator under a discriminator's
+    loss): then that loss was the stepper's, with no need to wait for its reset."""
     if fact[0] not in (FRESH, TAINTED):
         return fact
-    pending = frozenset((bw, stepper) for bw in fact[1] if consumed(bw))
+    pending = frozenset((bw, stepper, fed(bw)) for bw in fact[1] if consumed(bw))
     return (FOREIGN, pending, fact[2] if fact[0] == TAINTED else NO_EVIDENCE)
 
 
 def after_other_reset(fact: tuple, resetter: str) -> tuple:
     """Optimizer ``resetter`` cleared its own share of the passes it stepped on: what they
     left here is confirmed as another network's."""
-    if fact[0] != FOREIGN or not any(owner == resetter for _, owner in fact[1]):
+    if fact[0] != FOREIGN or not any(owner == resetter for _, owner, _ in fact[1]):
         return fact
-    confirmed = frozenset(bw for bw, owner in fact[1] if owner == resetter)
+    confirmed = frozenset(bw for bw, owner, _ in fact[1] if owner == resetter)
     pending = frozenset(p for p in fact[1] if p[1] != resetter)
     return (FOREIGN, pending, fact[2] | confirmed)
 

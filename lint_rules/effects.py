@@ -554,7 +554,7 @@ class Effects:
 
     def _bind(self, fn: FunctionNode, call: ast.Call) -> dict[str, tuple[str, ...]]:
         bound: dict[str, tuple[str, ...]] = {}
-        pairs = _arguments(fn, call)
+        pairs = syntax.call_arguments(fn, call)
         for name, arg in pairs:
             key = self._key(arg)
             if key:
@@ -609,15 +609,6 @@ class Effects:
         return out
 
 
-def _arguments(fn: FunctionNode, call: ast.Call) -> list[tuple[str, ast.AST]]:
-    """(parameter, argument) for what ``call`` passes to ``fn`` by position or keyword."""
-    params = [p.arg for p in (*fn.args.posonlyargs, *fn.args.args)]
-    if params and params[0] in ("self", "cls") and type(call.func) is ast.Attribute:
-        params = params[1:]
-    pairs = list(zip(params, syntax.positional(call)))
-    return pairs + [(name, value) for name, value in syntax.keywords(call) if name]
-
-
 def _left_at_none(fn: FunctionNode, pairs: list[tuple[str, ast.AST]]) -> list[str]:
     """Parameters defaulting to ``None`` that the call does not pass."""
     passed = {name for name, _ in pairs}
@@ -628,7 +619,7 @@ def _left_at_none(fn: FunctionNode, pairs: list[tuple[str, ast.AST]]) -> list[st
 def _flags(fn: FunctionNode, call: ast.Call) -> dict[str, object]:
     """Parameters the call sets to a literal ``True``/``False``/``None``/number: a test that
     reads only them (``if optimizer and do_zero_grad:``) is decided at this call."""
-    pairs = _arguments(fn, call)
+    pairs = syntax.call_arguments(fn, call)
     flags: dict[str, object] = dict.fromkeys(_left_at_none(fn, pairs))
     for name, arg in pairs:
         value = syntax.constant(arg)

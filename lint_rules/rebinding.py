@@ -214,12 +214,7 @@ def returned_argument(fn: ast.AST, call: ast.Call) -> ast.AST | None:
             param in syntax.stored_names(t) for n in syntax.walk(fn)
             for t in syntax.assignment_targets(n)):
         return None
-    params = [p.arg for p in (*fn.args.posonlyargs, *fn.args.args)]
-    if params and params[0] in ("self", "cls") and type(call.func) is ast.Attribute:
-        params = params[1:]
-    passed = dict(zip(params, syntax.positional(call)))
-    passed.update((name, value) for name, value in syntax.keywords(call) if name)
-    return passed.get(param)
+    return dict(syntax.call_arguments(fn, call)).get(param)
 
 
 def _own_returns(fn: ast.AST) -> list[ast.Return]:

@@ -241,6 +241,15 @@ def parameter_names(params: ast.arguments) -> list[str]:
     return out
 
 
+def call_arguments(fn: ast.AST, call: ast.Call) -> list[tuple[str, ast.AST]]:
+    """(parameter, argument) for what ``call`` passes to ``fn`` by position or keyword."""
+    params = [p.arg for p in (*fn.args.posonlyargs, *fn.args.args)]
+    if params and params[0] in ("self", "cls") and type(call.func) is ast.Attribute:
+        params = params[1:]
+    pairs = list(zip(params, positional(call)))
+    return pairs + [(name, value) for name, value in keywords(call) if name]
+
+
 def defaults_of(params: ast.arguments) -> list[tuple[str, ast.expr | None]]:
     """(name, default or None) of every parameter that can be passed by name."""
     positional_params = [*params.posonlyargs, *params.args]

@@ -391,9 +391,8 @@ from gradcheck.ref import odds, special_functions  # noqa: E402
 
 linalg.solve_triangular = odds.solve_triangular
 special = special_functions._special_namespace()
-cpu = __import__("types").SimpleNamespace(is_available=lambda: True, device_count=lambda: 1,
-                                          synchronize=lambda device=None: None,
-                                          current_device=lambda: "cpu")
+from gradcheck.ref import cpu  # noqa: E402
+from gradcheck.ref.streams import Event, Stream  # noqa: E402,F401
 
 from gradcheck.ref.windows import (  # noqa: F401, E402
     bartlett_window,
@@ -426,6 +425,10 @@ nn.functional.hardshrink = pointwise_tail.hardshrink
 from gradcheck.ref import cpu_build  # noqa: E402
 
 cpu_build.install()
+
+from gradcheck.ref.nn import parallel_functions as _parallel_functions  # noqa: E402
+
+_parallel_functions.install(nn.parallel, cuda)
 
 from gradcheck.ref import sparse  # noqa: E402
 

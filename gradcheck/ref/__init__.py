@@ -430,6 +430,10 @@ from gradcheck.ref.nn import parallel_functions as _parallel_functions  # noqa: 
 
 _parallel_functions.install(nn.parallel, cuda)
 
+from gradcheck.ref.nn import flex_attention as _flex_attention  # noqa: E402
+
+_flex_attention.install(nn.attention)
+
 from gradcheck.ref import sparse  # noqa: E402
 
 sparse.attach()

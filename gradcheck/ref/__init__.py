@@ -434,6 +434,10 @@ from gradcheck.ref.nn import flex_attention as _flex_attention  # noqa: E402
 
 _flex_attention.install(nn.attention)
 
+from gradcheck.ref import _inductor  # noqa: E402
+
+_inductor.install(__import__("sys").modules[__name__])
+
 from gradcheck.ref import sparse  # noqa: E402
 
 sparse.attach()

@@ -404,7 +404,10 @@ from gradcheck.ref.windows import (  # noqa: F401, E402
 from gradcheck.ref import foreach as _foreach  # noqa: E402
 from gradcheck.ref.random import binomial  # noqa: F401, E402
 from gradcheck.ref import _C  # noqa: F401, E402
-from gradcheck.ref.amp import _amp_foreach_non_finite_check_and_unscale_  # noqa: F401, E402
+from gradcheck.ref.amp import (  # noqa: F401, E402
+    _amp_foreach_non_finite_check_and_unscale_,
+    _amp_update_scale_,
+)
 from gradcheck.ref.odds import _check, _check_is_size, frobenius_norm  # noqa: F401, E402
 
 globals().update(_foreach.namespace())
@@ -437,6 +440,10 @@ _flex_attention.install(nn.attention)
 from gradcheck.ref import _inductor  # noqa: E402
 
 _inductor.install(__import__("sys").modules[__name__])
+
+from gradcheck.ref import private_entry_points  # noqa: E402
+
+private_entry_points.install(__import__("sys").modules[__name__])
 
 from gradcheck.ref import sparse  # noqa: E402
 

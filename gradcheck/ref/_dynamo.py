@@ -9,6 +9,9 @@ compiler behind them, so code runs eagerly and the counters of compiled frames s
 >>> with torch._dynamo.config.patch(capture_scalar_outputs=True):
 ...     torch._dynamo.config.capture_scalar_outputs
 True
+>>> del torch._dynamo.config.cache_size_limit   # back to torch's default
+>>> torch._dynamo.config.recompile_limit
+8
 """
 from __future__ import annotations
 

@@ -111,7 +111,7 @@ def install() -> None:
     cuda.amp.grad_scaler = _module(f"{prefix}.cuda.amp.grad_scaler",
                                    GradScaler=cuda.amp.GradScaler)
     cuda.amp.autocast_mode = _module(f"{prefix}.cuda.amp.autocast_mode",
-                                     autocast=cuda.amp.autocast)
+                                     autocast=cuda.amp.autocast, _cast=ref.amp._cast_cuda)
     ref.backends.cudnn.is_acceptable = lambda tensor: False  # cuDNN takes no cpu tensor
     ref.backends.cuda.matmul.allow_fp16_accumulation = False
     ref.mtia = _module(f"{prefix}.mtia", is_available=lambda: False,

@@ -1,0 +1,157 @@
+"""The fifth census round's functions against torch on the same inputs: ``torch.nn.grad``,
+``_amp_update_scale_``, autocast's ``_cast``, ``Module._load_from_state_dict`` (overridden as
+code written for torch overrides it), the unpickling helpers and the other private names."""
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gradcheck.ref as ref
+
+torch = pytest.importorskip("torch")
+
+
+@settings(max_examples=15, deadline=None)
+@given(dims=st.integers(1, 3), stride=st.integers(1, 2), padding=st.integers(0, 1),
+       dilation=st.integers(1, 2), groups=st.sampled_from([1, 2]), seed=st.integers(0, 999))
+def test_nn_grad_matches_torch(dims, stride, padding, dilation, groups, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((2, 2 * groups, *[7] * dims))
+    w = rng.standard_normal((2 * groups, 2, *[2] * dims))
+    conv = getattr(torch.nn.functional, f"conv{dims}d")
+    out = conv(torch.tensor(x), torch.tensor(w), None, stride, padding, dilation, groups)
+    g = rng.standard_normal(out.shape)
+    args = (stride, padding, dilation, groups)
+    for kind, theirs_args, mine_args in (
+            ("input", (x.shape, torch.tensor(w), torch.tensor(g)),
+             (x.shape, ref.tensor(w), ref.tensor(g))),
+            ("weight", (torch.tensor(x), w.shape, torch.tensor(g)),
+             (ref.tensor(x), w.shape, ref.tensor(g)))):
+        name = f"conv{dims}d_{kind}"
+        expected = getattr(torch.nn.grad, name)(*theirs_args, *args)
+        got = getattr(ref.nn.grad, name)(*mine_args, *args)
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("tracker, found, interval, scale", [
+    (0, 0.0, 3, 4.0), (2, 0.0, 3, 4.0), (2, 1.0, 3, 4.0), (0, 0.0, 1, 3e38)])
+def test_amp_update_scale_matches_torch(tracker, found, interval, scale):
+    answers = []
+    for lib in (torch, ref):
+        growth = lib.tensor([tracker], dtype=lib.int32)
+        current = lib.tensor([scale], dtype=lib.float32)
+        returned = lib._amp_update_scale_(current, growth, lib.tensor([found]), 2.0, 0.5,
+                                          interval)
+        answers.append((returned is current, current.tolist(), growth.tolist()))
+    assert answers[0] == answers[1]
+
+
+def test_autocast_cast_matches_torch():
+    answers = []
+    for lib in (torch, ref):
+        value = {"a": [lib.ones(2), lib.ones(2, dtype=lib.float64)], "b": (lib.ones(1), "text"),
+                 "c": lib.ones(2, dtype=lib.int64)}
+        cast = lib.amp.autocast_mode._cast(value, "cpu", lib.float16)
+        answers.append((str(cast["a"][0].dtype), str(cast["a"][1].dtype),
+                        type(cast["b"]).__name__, str(cast["b"][0].dtype), cast["b"][1],
+                        str(cast["c"].dtype)))
+    assert answers[0] == answers[1]
+    for lib in (torch, ref):
+        with pytest.warns(FutureWarning, match="autocast_mode._cast\\(value, dtype\\)` is"):
+            kept = lib.cuda.amp.autocast_mode._cast([lib.ones(1)], lib.float16)
+        assert str(kept[0].dtype) == "torch.float32"   # a cpu tensor is not cast to cuda's
+
+
+@pytest.mark.parametrize("args", [("double", "int32", "float"), ("float", "int64", "float"),
+                                  ("float", "int32", "double"), ("two", "int32", "float")])
+def test_amp_update_scale_checks_as_torch(args):
+    messages = []
+    for lib in (torch, ref):
+        tensors = [lib.ones(2) if name == "two" else lib.ones(1, dtype=getattr(lib, name))
+                   for name in args]
+        with pytest.raises(RuntimeError) as error:
+            lib._amp_update_scale_(*tensors, 2.0, 0.5, 1)
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
+
+
+def _renaming_module(lib):
+    class Renamed(lib.nn.Module):
+        """Loads checkpoints that called its layer ``old`` (the override code writes)."""
+
+        def __init__(self):
+            super().__init__()
+            self.layer = lib.nn.Linear(2, 2)
+
+        def _load_from_state_dict(self, state_dict, prefix, *args):
+            for key in [k for k in state_dict if k.startswith(prefix + "old.")]:
+                state_dict[prefix + "layer." + key[len(prefix) + 4:]] = state_dict.pop(key)
+            super()._load_from_state_dict(state_dict, prefix, *args)
+
+    return Renamed
+
+
+@pytest.mark.parametrize("case", ["renamed", "mismatch", "not tensor", "strict off", "assign",
+                                  "batchnorm", "not mapping", "scalar"])
+def test_load_state_dict_matches_torch(case):
+    answers = []
+    for lib in (torch, ref):
+        net = lib.nn.Sequential(_renaming_module(lib)(), lib.nn.BatchNorm1d(2))
+        with lib.no_grad():
+            net[0].layer.weight.fill_(0.5)
+        weights = {"0.old.weight": lib.ones(2, 2), "0.old.bias": lib.zeros(2),
+                   "1.weight": lib.ones(2), "1.bias": lib.zeros(2),
+                   "1.running_mean": lib.zeros(2), "1.running_var": lib.ones(2)}
+        calls = {
+            "renamed": lambda: net.load_state_dict(weights),
+            "mismatch": lambda: net.load_state_dict({**weights, "1.bias": lib.zeros(3)}),
+            "not tensor": lambda: net.load_state_dict({**weights, "1.bias": [0.0, 0.0]}),
+            "strict off": lambda: net.load_state_dict({"0.old.weight": lib.ones(2, 2),
+                                                       "extra": lib.ones(1)}, strict=False),
+            "assign": lambda: (net.load_state_dict(weights, assign=True),
+                               net[1].running_var is weights["1.running_var"]),
+            "batchnorm": lambda: net.load_state_dict({**weights, "1.num_batches_tracked":
+                                                      lib.tensor(5)}),
+            "not mapping": lambda: net.load_state_dict([1, 2]),
+            "scalar": lambda: net.load_state_dict({**weights,
+                                                   "1.num_batches_tracked": lib.tensor([7])}),
+        }
+        try:
+            result = repr(calls[case]())
+        except (RuntimeError, TypeError) as error:
+            result = (type(error).__name__, str(error))
+        answers.append((result, net[0].layer.weight.tolist(), net[1].num_batches_tracked.item()))
+    assert answers[1] == answers[0]
+
+
+def test_rebuild_helpers_match_torch():
+    class Tagged(ref.Tensor):
+        pass
+
+    rebuilt = ref._tensor._rebuild_from_type_v2(ref.ones, Tagged, (2,), {"tag": "kept"})
+    assert type(rebuilt) is Tagged and rebuilt.tag == "kept" and rebuilt.tolist() == [1.0, 1.0]
+    storage = np.arange(6.0)
+    got = ref._utils._rebuild_tensor_v2(storage, 1, (2, 2), (2, 1))
+    expected = torch._utils._rebuild_tensor_v2(
+        torch.storage.TypedStorage(torch.arange(6.0, dtype=torch.float64).tolist(),
+                                   dtype=torch.float64), 1, (2, 2), (2, 1), False, {})
+    assert got.tolist() == expected.tolist()
+    param = ref._utils._rebuild_parameter(ref.ones(2), False)
+    assert isinstance(param, ref.nn.Parameter) and not param.requires_grad
+
+
+def test_private_names_behave_as_torchs():
+    x, y = ref.ones(2), torch.ones(2)
+    assert (x._cdata == x._cdata, x._cdata == x.view(2)._cdata) == \
+        (y._cdata == y._cdata, y._cdata == y.view(2)._cdata)
+    names = {cls.__name__ for cls in ref._storage_classes}
+    assert names <= {cls.__name__ for cls in torch._storage_classes}
+    assert {"FloatStorage", "ByteStorage", "TypedStorage"} <= names
+    assert list(ref.ByteStorage._from_buffer(b"ab")) == list(torch.ByteStorage._from_buffer(b"ab"))
+    for lib in (torch, ref):
+        with pytest.raises(RuntimeError, match="The runtime module of 'cpu' has already been"):
+            lib._register_device_module("cpu", types.ModuleType("mine"))

@@ -155,3 +155,74 @@ def test_private_names_behave_as_torchs():
     for lib in (torch, ref):
         with pytest.raises(RuntimeError, match="The runtime module of 'cpu' has already been"):
             lib._register_device_module("cpu", types.ModuleType("mine"))
+
+
+@pytest.mark.parametrize("text", ["trainer0/cuda:1", "rank:3/cpu", "ps0", "cpu", "cuda:2",
+                                  "rank:1", "", "a/b/c", "rank:x/cpu", "w:1:2/cpu", "/cpu"])
+def test_remote_device_parses_as_torch(text):
+    import torch.distributed.remote_device  # noqa: F401 - torch imports it lazily
+
+    answers = []
+    for lib in (torch, ref):
+        try:
+            device = lib.distributed.remote_device._remote_device(text)
+            answers.append((repr(device), device.worker_name(), device.rank(),
+                            str(device.device()), device == lib.distributed._remote_device(text)))
+        except (ValueError, RuntimeError) as error:
+            answers.append((type(error).__name__, str(error).split(". ")[0]))
+    assert answers[1] == answers[0]
+
+
+@pytest.mark.parametrize("method", ["named_children", "named_modules", "state_dict", "to",
+                                    "named_parameters"])
+def test_remote_module_refuses_module_methods_as_torch(method):
+    from torch.distributed.nn.api.remote_module import _raise_not_supported
+
+    with pytest.raises(ValueError) as expected:
+        _raise_not_supported(method)
+    module = object.__new__(ref.distributed.nn.RemoteModule)
+    with pytest.raises(ValueError) as got:
+        getattr(module, method)()
+    assert str(got.value) == str(expected.value)
+
+
+def test_permute_tensor_on_one_rank_matches_torch():
+    import torch.distributed._functional_collectives as funcol
+
+    if not torch.distributed.is_gloo_available():
+        pytest.skip("this torch has no gloo backend")
+    torch.distributed.init_process_group("gloo", store=torch.distributed.HashStore(), rank=0,
+                                         world_size=1)
+    ref.distributed.init_process_group("gloo", store=ref.distributed.HashStore(), rank=0,
+                                       world_size=1)
+    try:
+        expected = funcol.wait_tensor(funcol.permute_tensor(torch.arange(4.0), [0],
+                                                            torch.distributed.group.WORLD))
+        mine = ref.distributed._functional_collectives
+        source = ref.arange(4.0)
+        got = mine.wait_tensor(mine.permute_tensor(source, [0], ref.distributed.group.WORLD))
+        assert got.tolist() == expected.tolist() and got is not source
+    finally:
+        torch.distributed.destroy_process_group()
+        ref.distributed.destroy_process_group()
+
+
+def test_fx_helpers_match_torch():
+    import importlib
+
+    for name in ("experimental._config", "experimental.symbolic_shapes", "passes.split_utils"):
+        importlib.import_module(f"torch.fx.{name}")
+    mine_config = importlib.import_module("gradcheck.ref.fx.experimental._config")
+    assert mine_config.get_config_copy() == torch.fx.experimental._config.get_config_copy()
+    shapes = importlib.import_module("gradcheck.ref.fx.experimental.symbolic_shapes")
+    for lib_shapes in (shapes, torch.fx.experimental.symbolic_shapes):
+        with pytest.warns(FutureWarning, match="guard_size_oblivious will be removed"):
+            assert lib_shapes.guard_size_oblivious(True) is True
+        with pytest.warns(FutureWarning), pytest.raises(AssertionError, match="Expected bool"):
+            lib_shapes.guard_size_oblivious(1)
+    split = importlib.import_module("gradcheck.ref.fx.passes.split_utils")
+    for lib, lib_split in ((ref, split), (torch, torch.fx.passes.split_utils)):
+        net = lib.nn.Sequential(lib.nn.ModuleList([lib.nn.Linear(2, 3)]))
+        assert lib_split.getattr_recursive(net, "0.0.weight").shape == (3, 2)
+        assert lib_split.getattr_recursive(net, "0.7") is None
+        assert lib_split.getattr_recursive(net, "0.0.nothing") is None

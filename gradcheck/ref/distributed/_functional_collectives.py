@@ -74,6 +74,11 @@ def all_to_all_single(self: Tensor, output_split_sizes: Any, input_split_sizes: 
     return _pending(_one_rank(self))
 
 
+def permute_tensor(self: Tensor, src_dst: list, group: Any, tag: str = "") -> Tensor:
+    """Rank m sends its tensor to rank ``src_dst[m]``; the only rank sends to itself."""
+    return all_to_all_single(self, [self.numel()], [self.numel()], group, tag)
+
+
 def _install_world() -> None:
     globals()["WORLD"] = group.WORLD
 

@@ -41,3 +41,6 @@ def install(ref: types.ModuleType) -> None:
     ref._storage_classes.add(storage.TypedStorage)
     ref._register_device_module = _register_device_module
     ref.Tensor._cdata = property(_cdata)
+    from gradcheck.ref import archive_reader
+
+    archive_reader.install(ref)

@@ -226,3 +226,100 @@ def test_fx_helpers_match_torch():
         assert lib_split.getattr_recursive(net, "0.0.weight").shape == (3, 2)
         assert lib_split.getattr_recursive(net, "0.7") is None
         assert lib_split.getattr_recursive(net, "0.0.nothing") is None
+
+
+def _state(lib):
+    return {"model": {"w": lib.arange(3.0), "b": lib.ones(2)}, "step": 3}
+
+
+def _plain(value):
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value.tolist() if hasattr(value, "tolist") else value
+
+
+@pytest.mark.parametrize("keys", [None, "step", {"model"}])
+def test_checkpoint_loading_by_keys_matches_torch(tmp_path, keys):
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict_loader import _load_state_dict_from_keys
+
+    dcp.save(_state(torch), checkpoint_id=tmp_path / "theirs", no_dist=True)
+    expected = _load_state_dict_from_keys(keys, checkpoint_id=tmp_path / "theirs")
+    mine = ref.distributed.checkpoint
+    mine.save(_state(ref), checkpoint_id=tmp_path / "mine", no_dist=True)
+    got = mine.state_dict_loader._load_state_dict_from_keys(keys, checkpoint_id=tmp_path / "mine")
+    assert _plain(got) == _plain(expected)
+
+
+def test_checkpoint_format_conversion_round_trips(tmp_path):
+    mine = ref.distributed.checkpoint
+    ref.save(_state(ref), tmp_path / "plain.pt")
+    mine.format_utils.torch_save_to_dcp(tmp_path / "plain.pt", tmp_path / "dcp")
+    loaded: dict = {}
+    mine.load(loaded, checkpoint_id=tmp_path / "dcp",
+              planner=mine.format_utils._EmptyStateDictLoadPlanner())
+    mine.format_utils.dcp_to_torch_save(tmp_path / "dcp", tmp_path / "back.pt")
+    assert _plain(loaded) == _plain(ref.load(tmp_path / "back.pt")) == _plain(_state(ref))
+
+
+def test_checkpoint_exception_prints_as_torchs():
+    from torch.distributed.checkpoint.api import CheckpointException
+
+    error = ValueError("disk full")
+    expected = str(CheckpointException("failed", {0: (error, None)}))
+    got = ref.distributed.checkpoint.api.CheckpointException("failed", {0: (error, None)})
+    assert str(got) == expected and got.failures == {0: (error, None)}
+
+
+@pytest.mark.parametrize("optimizer", ["Adam", "SGD", "AdamW", "RMSprop"])
+def test_init_optim_state_matches_torch(optimizer):
+    from torch.distributed.checkpoint.state_dict import _init_optim_state
+
+    answers = []
+    for lib, init in ((torch, _init_optim_state),
+                      (ref, ref.distributed.checkpoint.state_dict._init_optim_state)):
+        param = lib.nn.Parameter(lib.arange(3.0))
+        options = {"momentum": 0.9} if optimizer in ("SGD", "RMSprop") else {}
+        opt = getattr(lib.optim, optimizer)([param], lr=0.1, **options)
+        init(opt)
+        state = opt.state_dict()
+        answers.append((_plain(state["state"]), state["param_groups"][0]["lr"], param.tolist(),
+                        param.grad))
+    assert answers[1] == answers[0]
+
+
+def test_archive_reader_matches_torch(tmp_path):
+    import io
+
+    buffer = io.BytesIO()
+    torch.save({"w": torch.arange(3.0), "step": 2}, buffer)
+    data = buffer.getvalue()
+    answers = []
+    for lib in (torch, ref):
+        reader = lib.PyTorchFileReader(io.BytesIO(data))
+        with lib.serialization._open_zipfile_reader(io.BytesIO(data)) as opened:
+            script = lib.serialization._is_torchscript_zip(opened)
+        try:
+            reader.get_record("missing")
+        except RuntimeError as error:
+            missing = str(error)
+        answers.append((reader.get_all_records(), reader.get_record("data.pkl"),
+                        reader.get_record_size("data/0"), reader.has_record("version"),
+                        reader.serialization_id(), script, missing))
+    assert answers[1] == answers[0]
+    with pytest.raises(RuntimeError, match="not a ZIP archive"):
+        ref.PyTorchFileReader(io.BytesIO(b"not a zip"))
+    for lib in (torch, ref):
+        old_dill = types.SimpleNamespace(__name__="dill", __version__="0.2.9")
+        with pytest.raises(ValueError, match=r"supports dill >= 0.3.1, but you have dill 0.2.9"):
+            lib.serialization._check_dill_version(old_dill)
+        lib.serialization._check_dill_version(types.SimpleNamespace(__name__="pickle"))
+
+
+def test_jit_private_helpers_match_torch():
+    for lib in (torch, ref):
+        assert lib.jit._unwrap_optional(3) == 3
+        with pytest.raises(AssertionError, match="Unwrapping null optional"):
+            lib.jit._unwrap_optional(None)
+    dropped = ref.jit._drop(lambda: 1)
+    assert dropped._torchscript_modifier == torch._jit_internal.FunctionModifiers._DROP

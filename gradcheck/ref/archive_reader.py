@@ -3,13 +3,14 @@ written by ``torch.save`` (a zip archive whose entries sit under one top folder)
 without that folder; and the ``torch.serialization`` helpers built on it
 (``_open_zipfile_reader``, ``_is_torchscript_zip``, ``_check_dill_version``).
 
->>> import io
->>> import gradcheck.ref as torch
+>>> import io, zipfile
 >>> buffer = io.BytesIO()
->>> torch.save({"step": 3}, buffer)
->>> reader = PyTorchFileReader(io.BytesIO(buffer.getvalue()))
->>> reader.has_record("data.pkl"), reader.get_record("byteorder")
-(True, b'little')
+>>> with zipfile.ZipFile(buffer, "w") as archive:   # the layout torch.save writes
+...     archive.writestr("checkpoint/data.pkl", b"...")
+...     archive.writestr("checkpoint/byteorder", b"little")
+>>> reader = PyTorchFileReader(buffer)
+>>> reader.get_all_records(), reader.get_record("byteorder")
+(['data.pkl', 'byteorder'], b'little')
 """
 from __future__ import annotations
 

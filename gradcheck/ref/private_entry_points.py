@@ -1,6 +1,7 @@
 """Private names of torch that libraries call directly: the unpickling helpers in
 ``torch._utils`` (``_rebuild_tensor_v2``, ``_rebuild_parameter``), ``torch._storage_classes``,
-``torch._register_device_module`` and ``Tensor._cdata`` (an identity of the tensor object,
+``torch._register_device_module``, ``torch._VF`` (the tensor functions, as torch's C
+functions table has them) and ``Tensor._cdata`` (an identity of the tensor object,
 equal for the same tensor and different for a view, as the address torch hands out).
 
 >>> import gradcheck.ref as torch
@@ -31,6 +32,23 @@ def _register_device_module(device_type: str, module: types.ModuleType) -> None:
     sys.modules[f"{ref.__name__}.{device_type}"] = module
 
 
+def _variable_functions(ref: types.ModuleType) -> types.ModuleType:
+    """``torch._VF``: ``_VF.name`` is the engine's ``torch.name`` function (torch reaches the
+    same C functions through it); names that are not tensor functions are absent."""
+    module = types.ModuleType(f"{ref.__name__}._VF", "torch._VF")
+
+    def __getattr__(name: str) -> Any:
+        value = getattr(ref, name, None)
+        if name.startswith("__") or isinstance(value, (type, types.ModuleType)) or \
+                not callable(value):
+            raise AttributeError(f"module 'torch._VF' has no attribute '{name}'")
+        return value
+
+    module.__getattr__ = __getattr__
+    sys.modules[module.__name__] = module
+    return module
+
+
 def install(ref: types.ModuleType) -> None:
     from gradcheck.ref import serialization, storage
 
@@ -41,6 +59,7 @@ def install(ref: types.ModuleType) -> None:
     ref._storage_classes.add(storage.TypedStorage)
     ref._register_device_module = _register_device_module
     ref.Tensor._cdata = property(_cdata)
+    ref._VF = _variable_functions(ref)
     from gradcheck.ref import archive_reader
 
     archive_reader.install(ref)

@@ -202,6 +202,14 @@ def test_permute_tensor_on_one_rank_matches_torch():
         source = ref.arange(4.0)
         got = mine.wait_tensor(mine.permute_tensor(source, [0], ref.distributed.group.WORLD))
         assert got.tolist() == expected.tolist() and got is not source
+        theirs_ops, mine_ops = torch.ops._c10d_functional, ref.ops._c10d_functional
+        for name, args in (("all_gather_into_tensor", (1, "0")),
+                           ("reduce_scatter_tensor", ("sum", 1, "0")),
+                           ("all_reduce", ("sum", "0"))):
+            expected = theirs_ops.wait_tensor(getattr(theirs_ops, name)(torch.arange(4.0), *args))
+            got = mine_ops.wait_tensor.default(getattr(mine_ops, name).default(ref.arange(4.0),
+                                                                               *args))
+            assert got.tolist() == expected.tolist()
     finally:
         torch.distributed.destroy_process_group()
         ref.distributed.destroy_process_group()
@@ -323,3 +331,18 @@ def test_jit_private_helpers_match_torch():
             lib.jit._unwrap_optional(None)
     dropped = ref.jit._drop(lambda: 1)
     assert dropped._torchscript_modifier == torch._jit_internal.FunctionModifiers._DROP
+
+
+def test_vf_functions_are_the_tensor_functions():
+    x = np.array([[1.0, -2.0], [3.0, 0.5]])
+    for name, args in (("norm", ()), ("einsum", None), ("tanh", ())):
+        if args is None:
+            expected = torch._VF.einsum("ij->j", [torch.tensor(x)])
+            got = ref._VF.einsum("ij->j", [ref.tensor(x)])
+        else:
+            expected = getattr(torch._VF, name)(torch.tensor(x), *args)
+            got = getattr(ref._VF, name)(ref.tensor(x), *args)
+        np.testing.assert_allclose(got.numpy(), expected.numpy())
+    for lib in (torch, ref):
+        with pytest.raises(AttributeError, match="has no attribute 'no_such_function'"):
+            lib._VF.no_such_function  # noqa: B018

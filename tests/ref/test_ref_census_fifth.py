@@ -346,3 +346,28 @@ def test_vf_functions_are_the_tensor_functions():
     for lib in (torch, ref):
         with pytest.raises(AttributeError, match="has no attribute 'no_such_function'"):
             lib._VF.no_such_function  # noqa: B018
+
+
+@pytest.mark.parametrize("name, options", [
+    ("adamw", {"amsgrad": False, "weight_decay": 0.1}), ("adamw", {"amsgrad": True,
+                                                                  "weight_decay": 0.0}),
+    ("adam", {"amsgrad": True, "weight_decay": 0.05})])
+def test_functional_adam_matches_torch(name, options):
+    import torch.optim._functional as theirs_functional
+
+    rng = np.random.default_rng(4)
+    start, grads = rng.standard_normal((2, 3)), rng.standard_normal((3, 2, 3))
+    answers = []
+    for lib, functional in ((torch, theirs_functional), (ref, ref.optim._functional)):
+        param = lib.tensor(start)
+        state = [lib.zeros_like(param) for _ in range(3)]
+        step = lib.tensor(0.0)
+        for grad in grads:
+            getattr(functional, name)([param], [lib.tensor(grad)], [state[0]], [state[1]],
+                                      [state[2]], [step], beta1=0.9, beta2=0.99, lr=0.01,
+                                      eps=1e-8, maximize=False, **options)
+        answers.append((param.numpy().copy(), [s.numpy().copy() for s in state], step.item()))
+    np.testing.assert_allclose(answers[1][0], answers[0][0], rtol=1e-12, atol=1e-14)
+    for mine, theirs in zip(answers[1][1], answers[0][1]):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-14)
+    assert answers[1][2] == answers[0][2] == 3.0

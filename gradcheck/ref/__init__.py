@@ -386,6 +386,7 @@ storage.attach()
 tensor_extras.attach()
 globals().update(tensor_extras.NAMESPACE)
 svd, qr, cross = linalg.torch_svd, linalg.qr, linalg.torch_cross
+from gradcheck.ref.lowrank import svd_lowrank  # noqa: E402,F401
 
 from gradcheck.ref import odds, special_functions  # noqa: E402
 

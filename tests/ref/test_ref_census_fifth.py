@@ -371,3 +371,21 @@ def test_functional_adam_matches_torch(name, options):
     for mine, theirs in zip(answers[1][1], answers[0][1]):
         np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-14)
     assert answers[1][2] == answers[0][2] == 3.0
+
+
+@settings(max_examples=10, deadline=None)
+@given(rows=st.integers(2, 7), cols=st.integers(2, 7), rank=st.integers(1, 2),
+       batch=st.sampled_from([(), (2,)]), with_m=st.booleans(), seed=st.integers(0, 999))
+def test_svd_lowrank_recovers_low_rank_matrices_as_torch(rows, cols, rank, batch, with_m, seed):
+    rng = np.random.default_rng(seed)
+    low = rng.standard_normal((*batch, rows, rank)) @ rng.standard_normal((*batch, rank, cols))
+    shift = rng.standard_normal((1, cols)) if with_m else np.zeros((1, cols))
+    a = low + shift
+    q = rank + 1
+    tu, ts, tv = torch.svd_lowrank(torch.tensor(a), q=q,
+                                   M=torch.tensor(shift) if with_m else None)
+    u, s, v = ref.svd_lowrank(ref.tensor(a), q=q, M=ref.tensor(shift) if with_m else None)
+    assert (u.shape, s.shape, v.shape) == (tu.shape, ts.shape, tv.shape)
+    np.testing.assert_allclose(s.numpy()[..., :rank], ts.numpy()[..., :rank], atol=1e-9)
+    rebuilt = u.numpy() @ (s.numpy()[..., None] * np.swapaxes(v.numpy(), -1, -2))
+    np.testing.assert_allclose(rebuilt, low, atol=1e-9)

@@ -20,6 +20,8 @@ pytestmark = pytest.mark.skipif(torch.cuda.is_available() or ref.cuda.is_availab
 SUBMODULES = ["cuda.graphs", "cuda.nvtx", "cuda.profiler", "cuda.nccl", "cuda.memory",
               "cuda.streams", "cuda.comm", "nn.parallel._functions", "nn.parallel.comm",
               "cpu.amp", "cpu.amp.autocast_mode"]
+for _name in SUBMODULES:  # torch binds some (cuda.comm) only once they are imported
+    importlib.import_module(f"torch.{_name}")
 
 
 def _x(t):

@@ -389,3 +389,17 @@ def test_svd_lowrank_recovers_low_rank_matrices_as_torch(rows, cols, rank, batch
     np.testing.assert_allclose(s.numpy()[..., :rank], ts.numpy()[..., :rank], atol=1e-9)
     rebuilt = u.numpy() @ (s.numpy()[..., None] * np.swapaxes(v.numpy(), -1, -2))
     np.testing.assert_allclose(rebuilt, low, atol=1e-9)
+
+
+def test_lazy_module_takes_the_checkpoint_shapes_as_torchs():
+    import warnings
+
+    answers = []
+    for lib in (torch, ref):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch warns that lazy modules are new
+            layer = lib.nn.LazyLinear(3)
+        keys = layer.load_state_dict({"weight": lib.ones(3, 2), "bias": lib.zeros(3)})
+        answers.append((repr(keys), tuple(layer.weight.shape),
+                        layer(lib.ones(1, 2)).tolist(), type(layer).__name__))
+    assert answers[1] == answers[0]

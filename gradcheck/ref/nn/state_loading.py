@@ -42,6 +42,8 @@ def load_from_state_dict(module: Any, state_dict: dict, prefix: str, local_metad
             error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor '
                               f"or Tensor-like object from checkpoint but received {type(value)}")
             continue
+        if is_lazy(param) and not is_lazy(value):
+            param.materialize(value.shape)  # torch's lazy modules take the checkpoint's shape
         lazy = is_lazy(param)
         if not lazy and param.dim() == 0 and value.dim() == 1 and value.shape[0] == 1:
             value = value[0]  # checkpoints of old torch kept scalars as one-element vectors

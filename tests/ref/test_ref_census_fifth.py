@@ -403,3 +403,28 @@ def test_lazy_module_takes_the_checkpoint_shapes_as_torchs():
         answers.append((repr(keys), tuple(layer.weight.shape),
                         layer(lib.ones(1, 2)).tolist(), type(layer).__name__))
     assert answers[1] == answers[0]
+
+
+@settings(max_examples=10, deadline=None)
+@given(channels=st.integers(1, 7), size=st.integers(1, 5), seed=st.integers(0, 999))
+def test_cross_map_lrn2d_matches_torch(channels, size, seed):
+    rng = np.random.default_rng(seed)
+    x, upstream = rng.standard_normal((2, 2, channels, 3, 2))
+    answers = []
+    for lib in (torch, ref):
+        leaf = lib.tensor(x, requires_grad=True)
+        layer = lib.nn.CrossMapLRN2d(size, alpha=0.3, beta=0.6, k=1.5)
+        out = layer(leaf)
+        try:
+            out.backward(lib.tensor(upstream))
+            grad = leaf.grad.numpy()
+        except RuntimeError as error:
+            grad = str(error)
+        answers.append((out.detach().numpy(), grad, repr(layer)))
+    np.testing.assert_allclose(answers[1][0], answers[0][0], rtol=1e-12, atol=1e-14)
+    if isinstance(answers[0][1], str):
+        assert answers[1][1] == answers[0][1]
+    else:
+        np.testing.assert_allclose(answers[1][1], answers[0][1], rtol=1e-12, atol=1e-14)
+    assert answers[1][2] == answers[0][2]
+    assert ref.nn.modules.CrossMapLRN2d is ref.nn.CrossMapLRN2d

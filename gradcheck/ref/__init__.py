@@ -386,14 +386,14 @@ storage.attach()
 tensor_extras.attach()
 globals().update(tensor_extras.NAMESPACE)
 svd, qr, cross = linalg.torch_svd, linalg.qr, linalg.torch_cross
+from gradcheck.ref.lowrank import svd_lowrank  # noqa: E402,F401
 
 from gradcheck.ref import odds, special_functions  # noqa: E402
 
 linalg.solve_triangular = odds.solve_triangular
 special = special_functions._special_namespace()
-cpu = __import__("types").SimpleNamespace(is_available=lambda: True, device_count=lambda: 1,
-                                          synchronize=lambda device=None: None,
-                                          current_device=lambda: "cpu")
+from gradcheck.ref import cpu  # noqa: E402
+from gradcheck.ref.streams import Event, Stream  # noqa: E402,F401
 
 from gradcheck.ref.windows import (  # noqa: F401, E402
     bartlett_window,
@@ -405,7 +405,10 @@ from gradcheck.ref.windows import (  # noqa: F401, E402
 from gradcheck.ref import foreach as _foreach  # noqa: E402
 from gradcheck.ref.random import binomial  # noqa: F401, E402
 from gradcheck.ref import _C  # noqa: F401, E402
-from gradcheck.ref.amp import _amp_foreach_non_finite_check_and_unscale_  # noqa: F401, E402
+from gradcheck.ref.amp import (  # noqa: F401, E402
+    _amp_foreach_non_finite_check_and_unscale_,
+    _amp_update_scale_,
+)
 from gradcheck.ref.odds import _check, _check_is_size, frobenius_norm  # noqa: F401, E402
 
 globals().update(_foreach.namespace())
@@ -426,6 +429,22 @@ nn.functional.hardshrink = pointwise_tail.hardshrink
 from gradcheck.ref import cpu_build  # noqa: E402
 
 cpu_build.install()
+
+from gradcheck.ref.nn import parallel_functions as _parallel_functions  # noqa: E402
+
+_parallel_functions.install(nn.parallel, cuda)
+
+from gradcheck.ref.nn import flex_attention as _flex_attention  # noqa: E402
+
+_flex_attention.install(nn.attention)
+
+from gradcheck.ref import _inductor  # noqa: E402
+
+_inductor.install(__import__("sys").modules[__name__])
+
+from gradcheck.ref import private_entry_points  # noqa: E402
+
+private_entry_points.install(__import__("sys").modules[__name__])
 
 from gradcheck.ref import sparse  # noqa: E402
 

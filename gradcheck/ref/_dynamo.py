@@ -9,6 +9,9 @@ compiler behind them, so code runs eagerly and the counters of compiled frames s
 >>> with torch._dynamo.config.patch(capture_scalar_outputs=True):
 ...     torch._dynamo.config.capture_scalar_outputs
 True
+>>> del torch._dynamo.config.cache_size_limit   # back to torch's default
+>>> torch._dynamo.config.recompile_limit
+8
 """
 from __future__ import annotations
 
@@ -98,6 +101,41 @@ def reduce_to_scalar_loss(out: Any) -> Any:
     raise NotImplementedError("Don't know how to reduce", type(out))
 
 
+def is_dynamo_supported() -> bool:
+    """torch's answer for this Python (3.15 and free-threaded builds before 3.13.3 are not
+    supported); the engine's ``torch.compile`` runs eagerly on any of them."""
+    import sysconfig
+
+    if sys.version_info >= (3, 15):
+        return False
+    return not (sysconfig.get_config_var("Py_GIL_DISABLED") == 1
+                and sys.version_info < (3, 13, 3))
+
+
+_COMPILER_FNS: dict = {}
+
+
+def register_backend(compiler_fn: Any = None, name: str | None = None, tags: Any = ()) -> Any:
+    """Name a compiler backend for ``torch.compile(backend=name)`` (a decorator, as in torch);
+    the engine runs compiled modules eagerly, so the backend is recorded, never called."""
+    if compiler_fn is None:
+        return lambda fn: register_backend(fn, name=name, tags=tags)
+    if not callable(compiler_fn):
+        raise AssertionError(f"compiler_fn must be callable, got {type(compiler_fn)}")
+    name = name or compiler_fn.__name__
+    if name in _COMPILER_FNS:
+        raise AssertionError(f"duplicate name: {name}")
+    _COMPILER_FNS[name] = compiler_fn
+    compiler_fn._tags = tuple(tags)
+    return compiler_fn
+
+
+def list_backends(exclude_tags: Any = ("debug", "experimental")) -> list:
+    """The backends registered here (torch's own compilers are not among them)."""
+    excluded = set(exclude_tags or ())
+    return sorted(name for name, fn in _COMPILER_FNS.items() if not excluded & set(fn._tags))
+
+
 class RecompileError(RuntimeError):
     """Raised by torch when a frame recompiles past its limit; never raised here."""
 
@@ -111,7 +149,11 @@ def _submodules() -> None:
     (the counters of compiled frames and guard failures stay empty: nothing compiles)."""
     this = sys.modules[__name__]
     contents = {
-        "eval_frame": {"OptimizedModule": OptimizedModule},
+        "eval_frame": {"OptimizedModule": OptimizedModule,
+                       "is_dynamo_supported": is_dynamo_supported},
+        "backends": {},
+        "backends.registry": {"register_backend": register_backend,
+                              "list_backends": list_backends},
         "decorators": {"mark_dynamic": mark_dynamic, "mark_static": mark_static,
                        "mark_unbacked": mark_unbacked, "disable": disable,
                        "allow_in_graph": allow_in_graph},
@@ -124,7 +166,8 @@ def _submodules() -> None:
         module = types.ModuleType(f"{__name__}.{name}")
         module.__dict__.update(members)
         sys.modules[module.__name__] = module
-        setattr(this, name, module)
+        parent, _, leaf = name.rpartition(".")
+        setattr(getattr(this, parent) if parent else this, leaf, module)
     sys.modules[f"{__name__}.config"] = config
 
 

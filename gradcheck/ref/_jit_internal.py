@@ -52,3 +52,27 @@ def boolean_dispatch(arg_name: str, arg_index: int, default: bool, if_true: Call
     boolean_dispatched[fn] = {"if_true": if_true, "if_false": if_false, "index": arg_index,
                               "default": default, "arg_name": arg_name}
     return fn
+
+
+class FunctionModifiers:
+    """How TorchScript treats a function (torch's labels, recorded by the decorators)."""
+
+    UNUSED = "unused (ignored and replaced with raising of an exception)"
+    IGNORE = "ignore (leave as a call to Python, cannot be torch.jit.save'd)"
+    EXPORT = "export (compile this function even if nothing calls it)"
+    DEFAULT = "default (compile if called from an exported function / forward)"
+    COPY_TO_SCRIPT_WRAPPER = ("if this method is not scripted, copy the python method onto the "
+                              "scripted model")
+    _DROP = "_drop (function is fully ignored, declaration can be unscriptable)"
+
+
+def _drop(fn: Callable) -> Callable:
+    """Mark ``fn`` as left out of TorchScript; it runs as Python, as everything does here."""
+    fn._torchscript_modifier = FunctionModifiers._DROP
+    return fn
+
+
+def _unwrap_optional(x: Any) -> Any:
+    """``x``, which must not be None (TorchScript's refinement of an Optional)."""
+    assert x is not None, "Unwrapping null optional"  # noqa: S101 - torch raises AssertionError
+    return x

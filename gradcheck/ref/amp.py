@@ -221,3 +221,73 @@ def _amp_foreach_non_finite_check_and_unscale_(grads: list, found_inf: Any,
         with np.errstate(all="ignore"):
             grad._data *= factor.astype(grad._data.dtype)
         grad._vc[0] += 1
+
+
+def _amp_update_scale_(current_scale: Any, growth_tracker: Any, found_inf: Any,
+                       growth_factor: float, backoff_factor: float,
+                       growth_interval: int) -> Any:
+    """torch's fused scale update behind ``GradScaler.update``, in place on the one-element
+    tensors: back off after an overflow, grow after ``growth_interval`` clean steps (unless
+    growing would overflow the scale's dtype). Returns ``current_scale``."""
+    import numpy as np
+
+    for name, tensor, kind in (("current_scale", current_scale, "float"),
+                               ("growth_tracker", growth_tracker, "int"),
+                               ("found_inf", found_inf, "float")):
+        wanted = dt.int32 if kind == "int" else dt.float32
+        if tensor.dtype is not wanted:
+            raise RuntimeError(f"{name} must be a{'n' if kind == 'int' else ''} {kind} tensor.")
+    for name, tensor in (("current_scale", current_scale), ("growth_tracker", growth_tracker),
+                         ("found_inf", found_inf)):
+        if tensor.numel() != 1:
+            raise RuntimeError(f"{name} must be a 1-element tensor.")
+    scale = current_scale._data
+    if float(found_inf._data.reshape(-1)[0]) != 0:
+        scale *= np.asarray(backoff_factor, dtype=scale.dtype)
+        growth_tracker._data[...] = 0
+    else:
+        successful = int(growth_tracker._data.reshape(-1)[0]) + 1
+        if successful == growth_interval:
+            grown = scale * np.asarray(growth_factor, dtype=scale.dtype)
+            if np.isfinite(grown).all():
+                scale[...] = grown
+            successful = 0
+        growth_tracker._data[...] = successful
+    current_scale._vc[0] += 1
+    growth_tracker._vc[0] += 1
+    return current_scale
+
+
+def _cast_cuda(value: Any, dtype: Any) -> Any:
+    """``torch.cuda.amp.autocast_mode._cast``: the deprecated spelling of ``_cast`` on cuda."""
+    warnings.warn("`torch.cuda.amp.autocast_mode._cast(value, dtype)` is deprecated. Please use "
+                  "`torch.amp.autocast_mode._cast(value, 'cuda', dtype)` instead.",
+                  FutureWarning, stacklevel=2)
+    return _cast(value, "cuda", dtype)
+
+
+def _cast(value: Any, device_type: str, dtype: Any) -> Any:
+    """``value`` with its floating-point tensors on ``device_type`` cast to ``dtype``, through
+    lists, tuples, dicts and other iterables (torch's autocast helper for custom_fwd)."""
+    import collections.abc
+
+    import numpy as np
+
+    from gradcheck.ref.tensors import Tensor
+
+    if isinstance(value, Tensor):
+        is_eligible = (value.is_floating_point() and value.device.type == device_type
+                       and value.dtype is not dt.float64)
+        return value.to(dtype) if is_eligible else value
+    if isinstance(value, (str, bytes, np.ndarray)):
+        return value
+    if isinstance(value, collections.abc.Mapping):
+        return {_cast(k, device_type, dtype): _cast(v, device_type, dtype)
+                for k, v in value.items()}
+    if isinstance(value, collections.abc.Iterable):
+        iterable = (_cast(v, device_type, dtype) for v in value)
+        return type(value)(iterable) if isinstance(value, (list, tuple)) else iterable
+    return value
+
+
+autocast_mode._cast = _cast

@@ -222,6 +222,9 @@ def install(autograd: types.ModuleType) -> None:
                                          "torch.autograd.profiler")
     autograd_profiler.record_function = profiler.record_function
     autograd_profiler.profile = profiler.profile
+    autograd_profiler.emit_nvtx = profiler.emit_nvtx
+    autograd_profiler.EventList = profiler.EventList
+    autograd._profiler_enabled = lambda: False  # the engine's profile records nothing
     sys.modules[autograd_profiler.__name__] = autograd_profiler
     autograd.functional, autograd.profiler = functional, autograd_profiler
     autograd.gradcheck, autograd.gradgradcheck = gradcheck, gradgradcheck

@@ -36,6 +36,9 @@ class ConfigModule:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
+        if name not in self._values and name not in self._aliases and any(
+                key.startswith(f"{name}.") for key in self._values):
+            return _Section(self, name)  # torch's nested flag classes (config.triton.*)
         return self._values[self._key(name)]
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -88,3 +91,19 @@ class _Patch(contextlib.ContextDecorator):
     def __exit__(self, *exc: Any) -> None:
         for name, value in self._saved.pop().items():
             setattr(self._config, name, value)
+
+
+class _Section:
+    """``config.triton``: the flags named ``triton.*``, read and written through the config."""
+
+    def __init__(self, config: ConfigModule, prefix: str) -> None:
+        object.__setattr__(self, "_config", config)
+        object.__setattr__(self, "_prefix", prefix)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._config, f"{self._prefix}.{name}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._config, f"{self._prefix}.{name}", value)

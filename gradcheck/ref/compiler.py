@@ -38,8 +38,11 @@ def cudagraph_mark_step_begin() -> None:
     """No CUDA graphs here."""
 
 
-def list_backends(exclude_tags: Any = ()) -> list:
-    return []
+def list_backends(exclude_tags: Any = ("debug", "experimental")) -> list:
+    """The backends registered with ``torch._dynamo.register_backend`` (none of torch's)."""
+    from gradcheck.ref import _dynamo
+
+    return _dynamo.list_backends(exclude_tags)
 
 
 @contextlib.contextmanager

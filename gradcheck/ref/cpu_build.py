@@ -59,6 +59,18 @@ class device_of:  # noqa: N801 - torch's name
         return False
 
 
+def _mtia_stream(device: Any = None, priority: int = 0) -> Any:
+    """A CPU build's ``torch.mtia.Stream`` is ``torch.Stream``: a cpu stream, or torch's
+    error for a device index."""
+    from gradcheck.ref.streams import Stream
+
+    return Stream(device, priority=priority)
+
+
+def _no_mtia(device: Any) -> None:
+    raise RuntimeError("Cannot execute setCurrentDevice() without MTIA backend.")
+
+
 def _renamed(old: str, new: str, fn: Any) -> Any:
     def call(device: Any = None) -> int:
         warnings.warn(f"`torch.cuda.{old}` has been renamed to `torch.cuda.{new}`",
@@ -99,11 +111,11 @@ def install() -> None:
     cuda.amp.grad_scaler = _module(f"{prefix}.cuda.amp.grad_scaler",
                                    GradScaler=cuda.amp.GradScaler)
     cuda.amp.autocast_mode = _module(f"{prefix}.cuda.amp.autocast_mode",
-                                     autocast=cuda.amp.autocast)
+                                     autocast=cuda.amp.autocast, _cast=ref.amp._cast_cuda)
     ref.backends.cudnn.is_acceptable = lambda tensor: False  # cuDNN takes no cpu tensor
     ref.backends.cuda.matmul.allow_fp16_accumulation = False
     ref.mtia = _module(f"{prefix}.mtia", is_available=lambda: False,
-                       device_count=lambda: 0)
+                       device_count=lambda: 0, Stream=_mtia_stream, set_device=_no_mtia)
     ref._utils._get_device_index = _get_device_index
     ref._utils._element_size = _element_size
     ref._utils_internal = _module(f"{prefix}._utils_internal", justknobs_check=justknobs_check,

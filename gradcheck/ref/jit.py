@@ -30,6 +30,7 @@ __getattr__ = module_fallback("torch.jit", _WHY)
 
 Final = typing.Final
 ignore = unused = export = interface = script_method = identity_decorator
+from gradcheck.ref._jit_internal import _drop, _unwrap_optional  # noqa: E402,F401
 _overload = _overload_method = identity_decorator
 Error = RuntimeError
 

@@ -33,6 +33,7 @@ def _storage_class(name: str, dtype: Any) -> type:
 
     return type(name, (TypedStorage,), {"__init__": __init__,
                                         "from_buffer": classmethod(from_buffer),
+                                        "_from_buffer": classmethod(from_buffer),
                                         "__doc__": f"torch.{name}"})
 
 

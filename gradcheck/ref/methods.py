@@ -129,7 +129,12 @@ def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
 
 
 def _new(factory):
-    def fn(self, *size, dtype=None, device=None, requires_grad=False):
+    def fn(self, *size, dtype=None, device=None, requires_grad=False, **keywords):
+        # NOTE: torch also takes the shape as a keyword: x.new_ones(size=(), dtype=...)
+        if "size" in keywords:
+            size = (keywords.pop("size"),)
+        if keywords:
+            raise TypeError(f"new_*() got an unexpected keyword argument '{next(iter(keywords))}'")
         return factory(*size, dtype=dtype or self.dtype, device=device or self.device,
                        requires_grad=requires_grad)
 

@@ -104,6 +104,38 @@ class profile:  # noqa: N801 - torch's name
 
 
 
+def kineto_available() -> bool:
+    """Whether the Kineto tracer is there: the engine has none (it records no timings)."""
+    return False
+
+
+class emit_nvtx:  # noqa: N801 - torch's name
+    """NVTX ranges around each autograd op, for nvprof; entering it needs a CUDA build."""
+
+    def __init__(self, enabled: bool = True, record_shapes: bool = False) -> None:
+        self.enabled, self.entered, self.record_shapes = enabled, False, record_shapes
+
+    def __enter__(self) -> emit_nvtx | None:
+        if not self.enabled:
+            return None
+        from gradcheck.ref.cuda.runtime import NOT_COMPILED
+
+        raise AssertionError(NOT_COMPILED)
+
+    def __exit__(self, *exc: Any) -> bool:
+        return False
+
+
+class EventList(list):
+    """The events a profile recorded: the engine records none, so the list stays empty."""
+
+    def table(self, *args: Any, **kwargs: Any) -> str:
+        if self:
+            raise NotImplementedError("torch.autograd.profiler.EventList.table is not available "
+                                      "in gradcheck.ref: the engine records no kernel timings")
+        return ""
+
+
 def _default_schedule_fn(_: int) -> ProfilerAction:
     """Without a schedule the profiler records every step."""
     return ProfilerAction.RECORD

@@ -34,6 +34,7 @@ def test_a_script_preamble_of_compiler_and_process_modules_imports_clean():
         torch.backends.cudnn.benchmark = True
         torch._dynamo.config.cache_size_limit = 64
         assert torch.compile(len) is len and not torch.compiler.is_compiling()
+        del torch._dynamo.config.cache_size_limit  # leave the shared config as it was
 
 
 @pytest.mark.parametrize("call, api", [

@@ -19,8 +19,12 @@ def _unavailable():
     return False
 
 
+def _no_mps(*args, **kwargs):
+    raise RuntimeError("Cannot execute isOnMacOSorNewer() without MPS backend.")
+
+
 mps = SimpleNamespace(is_available=_unavailable, is_built=_unavailable,
-                      is_macos13_or_newer=_unavailable)
+                      is_macos13_or_newer=_unavailable, is_macos_or_newer=_no_mps)
 mkldnn = SimpleNamespace(is_available=_unavailable, enabled=False, flags=contextlib.nullcontext)
 mkl = SimpleNamespace(is_available=_unavailable)
 openmp = SimpleNamespace(is_available=_unavailable)

@@ -111,3 +111,8 @@ def _lazy_call(callable, **kwargs) -> None:  # noqa: A002 - torch's argument nam
         callable()
     else:
         _queued_calls.append(callable)
+
+
+from gradcheck.ref.cuda import unbuilt  # noqa: E402
+
+unbuilt.install(__import__("sys").modules[__name__])

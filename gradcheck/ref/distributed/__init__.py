@@ -366,8 +366,9 @@ def _submodules() -> None:
 
     for name in ("algorithms", "checkpoint", "constants", "distributed_c10d", "elastic", "fsdp",
                  "nn", "store", "utils", "_functional_collectives", "device_mesh", "rpc",
-                 "autograd", "optim", "tensor", "_composable"):
+                 "autograd", "optim", "tensor", "_composable", "remote_device"):
         globals()[name] = importlib.import_module(f"{__name__}.{name}")
+    globals()["_remote_device"] = globals()["remote_device"]._remote_device
 
 
 _submodules()

@@ -74,8 +74,52 @@ def all_to_all_single(self: Tensor, output_split_sizes: Any, input_split_sizes: 
     return _pending(_one_rank(self))
 
 
+def permute_tensor(self: Tensor, src_dst: list, group: Any, tag: str = "") -> Tensor:
+    """Rank m sends its tensor to rank ``src_dst[m]``; the only rank sends to itself."""
+    return all_to_all_single(self, [self.numel()], [self.numel()], group, tag)
+
+
+def _one_rank_group(group_size: int) -> None:
+    _require_group()
+    if group_size != 1:
+        raise RuntimeError(f"the group has 1 rank, but the collective was given group_size="
+                           f"{group_size}")
+
+
+def _gather_kernel(input: Tensor, group_size: int, group_name: str) -> Tensor:  # noqa: A002
+    _one_rank_group(group_size)
+    return input.clone()
+
+
+def _scatter_kernel(input: Tensor, reduce_op: str, group_size: int,  # noqa: A002
+                    group_name: str) -> Tensor:
+    _one_rank_group(group_size)
+    return input.clone()
+
+
+def _all_reduce_kernel(input: Tensor, reduce_op: str, group_name: str) -> Tensor:  # noqa: A002
+    return _one_rank(input)
+
+
+def _register_ops() -> None:
+    """``torch.ops._c10d_functional``: the collectives as operators (what compiled code and
+    DTensor call), with one rank each a copy of its input."""
+    from gradcheck.ref import library
+
+    kernels = {"all_gather_into_tensor": _gather_kernel,
+               "reduce_scatter_tensor": _scatter_kernel, "all_reduce": _all_reduce_kernel,
+               "wait_tensor": lambda tensor: tensor}
+    for name, kernel in kernels.items():
+        qualname = f"_c10d_functional::{name}"
+        library.define(qualname, "")
+        library.impl(qualname, "CompositeExplicitAutograd", kernel)
+
+
 def _install_world() -> None:
     globals()["WORLD"] = group.WORLD
 
 
 _install_world()
+
+
+_register_ops()

@@ -126,3 +126,13 @@ def _fill(target: dict, saved: dict) -> None:
 
 
 save_state_dict, load_state_dict = save, load
+
+
+def _install_loading() -> None:
+    import importlib
+
+    # NOTE: imported by name: the package's __getattr__ would answer with a placeholder
+    importlib.import_module(f"{__package__}.checkpoint_loading").install()
+
+
+_install_loading()

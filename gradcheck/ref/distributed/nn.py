@@ -53,3 +53,23 @@ class RemoteModule:
         from gradcheck.ref.distributed import rpc
 
         return [rpc.RRef(p) for p in self.module_rref.local_value().parameters(recurse)]
+
+
+_NOT_SUPPORTED = (
+    "register_buffer", "register_parameter", "add_module", "apply", "cuda", "ipu", "xpu", "cpu",
+    "type", "float", "double", "half", "bfloat16", "to", "register_backward_hook",
+    "register_forward_pre_hook", "register_forward_hook", "state_dict", "load_state_dict",
+    "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules",
+    "named_modules", "requires_grad_", "zero_grad", "share_memory", "extra_repr")
+
+
+def _not_supported(name: str) -> Any:
+    def refuse(self: RemoteModule, *args: Any, **kwargs: Any) -> Any:
+        raise ValueError(f"Method ``{name}`` not supported for RemoteModule")
+
+    refuse.__name__ = name
+    return refuse
+
+
+for _name in _NOT_SUPPORTED:  # torch's RemoteModule refuses the Module methods it overrides
+    setattr(RemoteModule, _name, _not_supported(_name))

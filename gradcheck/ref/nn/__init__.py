@@ -159,6 +159,9 @@ __all__ = [
 
 from gradcheck.ref.nn.layers_extra import AdaptiveMaxPool3d  # noqa: E402
 from gradcheck.ref.nn import attention  # noqa: E402,F401  (torch.nn.attention)
+from gradcheck.ref.nn import grad  # noqa: E402,F401  (torch.nn.grad)
+from gradcheck.ref.nn.cross_map_lrn import CrossMapLRN2d  # noqa: E402,F401
+__all__.append("CrossMapLRN2d")
 from gradcheck.ref.nn.ctc import CTCLoss  # noqa: E402,F401
 
 from gradcheck.ref.nn import lazy  # noqa: E402

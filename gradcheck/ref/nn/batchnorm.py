@@ -124,6 +124,21 @@ class _BatchNorm(Module):
                 f"affine={self.affine}, track_running_stats={self.track_running_stats}")
 
 
+def _batchnorm_load_from_state_dict(self: _BatchNorm, state_dict: dict, prefix: str,
+                                    local_metadata: dict, *args: Any) -> None:
+    """Checkpoints of torch before version 2 of the batch norms lack ``num_batches_tracked``:
+    torch fills in the module's current count (0 for a new one), and so does the engine."""
+    version = local_metadata.get("version", None)
+    key = prefix + "num_batches_tracked"
+    if (version is None or version < 2) and self.track_running_stats and key not in state_dict:
+        state_dict[key] = (self.num_batches_tracked if self.num_batches_tracked is not None
+                           else torch.tensor(0, dtype=torch.long))
+    Module._load_from_state_dict(self, state_dict, prefix, local_metadata, *args)
+
+
+_BatchNorm._load_from_state_dict = _batchnorm_load_from_state_dict
+
+
 class BatchNorm1d(_BatchNorm):
     """Batch norm over (N, C) or (N, C, L) inputs."""
 

@@ -19,6 +19,14 @@ class IncompatibleKeys(NamedTuple):
     missing_keys: list[str]
     unexpected_keys: list[str]
 
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return (f"_IncompatibleKeys(missing_keys={self.missing_keys}, "
+                f"unexpected_keys={self.unexpected_keys})")
+
+    __str__ = __repr__
+
 
 class Module(ModuleLookup):
     """Base class for layers and models; subclasses define `forward`.
@@ -293,36 +301,21 @@ class Module(ModuleLookup):
                     out[head + name] = buf if keep_vars else buf.detach()
         return out
 
-    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> IncompatibleKeys:
-        """Copy values into this module's parameters and buffers (in place, under no_grad)."""
-        own = self.state_dict(keep_vars=True)
-        missing = [key for key in own if key not in state_dict]
-        unexpected = [key for key in state_dict if key not in own]
-        errors = []
-        with torch.no_grad():
-            for key, target in own.items():
-                if key not in state_dict:
-                    continue
-                value = state_dict[key]
-                if not isinstance(value, torch.Tensor):
-                    value = torch.tensor(value)
-                if tuple(value.shape) != tuple(target.shape):
-                    errors.append(f"size mismatch for {key}: copying a param with shape "
-                                  f"{tuple(value.shape)} from checkpoint, the shape in current "
-                                  f"model is {tuple(target.shape)}.")
-                    continue
-                target.copy_(value)
-        if strict:
-            if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: "
-                              + ", ".join(f'"{k}"' for k in unexpected) + ".")
-            if missing:
-                errors.insert(0, "Missing key(s) in state_dict: "
-                              + ", ".join(f'"{k}"' for k in missing) + ".")
-        if errors:
-            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
-                               + "\n\t".join(errors))
-        return IncompatibleKeys(missing, unexpected)
+    def load_state_dict(self, state_dict: Any, strict: bool = True,
+                        assign: bool = False) -> IncompatibleKeys:
+        """Copy values into this module's parameters and buffers (in place, under no_grad),
+        each module loading its own entries through ``_load_from_state_dict``."""
+        from gradcheck.ref.nn.state_loading import load_state_dict
+
+        return load_state_dict(self, state_dict, strict, assign)
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list, unexpected_keys: list,
+                              error_msgs: list) -> None:
+        from gradcheck.ref.nn.state_loading import load_from_state_dict
+
+        load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                             unexpected_keys, error_msgs)
 
     # -- printing ---------------------------------------------------------------------------
     def extra_repr(self) -> str:

@@ -56,7 +56,7 @@ _LAYOUT = {
     "module": ["module"], "linear": ["linear", "layers_extra", "lazy"], "conv": ["conv"],
     "lazy": ["lazy"],
     "batchnorm": ["batchnorm", "instancenorm"], "instancenorm": ["instancenorm"],
-    "normalization": ["normalization", "instancenorm"],
+    "normalization": ["normalization", "instancenorm", "cross_map_lrn"],
     "activation": ["activation", "nonlinear", "multihead", "layers_extra"],
     "container": ["container", "containers_dict"], "dropout": ["dropout"],
     "loss": ["loss", "margin_losses", "ctc"], "pooling": ["pooling", "layers_extra"],

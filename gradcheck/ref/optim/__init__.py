@@ -21,3 +21,4 @@ from gradcheck.ref.optim import adam, sgd  # noqa: E402,F401
 adamw = adam
 
 from gradcheck.ref.optim import _multi_tensor, rprop  # noqa: E402,F401
+from gradcheck.ref.optim import _functional  # noqa: E402,F401

@@ -61,36 +61,47 @@ class Adam(Optimizer):
 
     def _update(self, p: Any, group: dict[str, Any]) -> None:
         state = self._init_state(p, group)
-        lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
-        state["step"]._data += 1  # a float32 scalar, as torch keeps it
-        state["step"]._vc[0] += 1
-        step = float(state["step"]._data)
-        data, grad = p._data, p.grad._data
-        if group["maximize"]:
-            grad = -grad
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                data *= 1 - lr * wd
-            else:
-                grad = grad + p._data * wd
-        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        # NOTE: torch's CPU kernels, operation for operation: lerp's two branches, addcmul as
-        # self + (value * t1) * t2, addcdiv as self + value * (t1 / t2).
-        _lerp_(exp_avg._data, grad, 1 - beta1)
-        exp_avg_sq._data *= beta2
-        exp_avg_sq._data += (1 - beta2) * grad * grad
-        step_size = lr / (1 - beta1**step)
-        bias_correction2_sqrt = math.sqrt(1 - beta2**step)
-        second = exp_avg_sq._data
-        if group["amsgrad"]:
-            maximum = state["max_exp_avg_sq"]
-            np.maximum(maximum._data, second, out=maximum._data)
-            maximum._vc[0] += 1
-            second = maximum._data
-        denom = np.sqrt(second) / bias_correction2_sqrt + group["eps"]
-        data += -step_size * (exp_avg._data / denom)
-        for tensor in (p, exp_avg, exp_avg_sq):
-            tensor._vc[0] += 1
+        beta1, beta2 = group["betas"]
+        adam_update(p, p.grad, state["exp_avg"], state["exp_avg_sq"],
+                    state.get("max_exp_avg_sq"), state["step"], amsgrad=group["amsgrad"],
+                    beta1=beta1, beta2=beta2, lr=group["lr"],
+                    weight_decay=group["weight_decay"], eps=group["eps"],
+                    maximize=group["maximize"],
+                    decoupled_weight_decay=group["decoupled_weight_decay"])
+
+
+def adam_update(p: Any, grad_tensor: Any, exp_avg: Any, exp_avg_sq: Any, max_exp_avg_sq: Any,
+                step_tensor: Any, *, amsgrad: bool, beta1: float, beta2: float, lr: float,
+                weight_decay: float, eps: float, maximize: bool,
+                decoupled_weight_decay: bool) -> None:
+    """One Adam(W) step of one parameter, in place on its arrays (the step count included)."""
+    step_tensor._data += 1  # a float32 scalar, as torch keeps it
+    step_tensor._vc[0] += 1
+    step = float(step_tensor._data)
+    data, grad = p._data, grad_tensor._data
+    if maximize:
+        grad = -grad
+    if weight_decay != 0:
+        if decoupled_weight_decay:
+            data *= 1 - lr * weight_decay
+        else:
+            grad = grad + p._data * weight_decay
+    # NOTE: torch's CPU kernels, operation for operation: lerp's two branches, addcmul as
+    # self + (value * t1) * t2, addcdiv as self + value * (t1 / t2).
+    _lerp_(exp_avg._data, grad, 1 - beta1)
+    exp_avg_sq._data *= beta2
+    exp_avg_sq._data += (1 - beta2) * grad * grad
+    step_size = lr / (1 - beta1**step)
+    bias_correction2_sqrt = math.sqrt(1 - beta2**step)
+    second = exp_avg_sq._data
+    if amsgrad:
+        np.maximum(max_exp_avg_sq._data, second, out=max_exp_avg_sq._data)
+        max_exp_avg_sq._vc[0] += 1
+        second = max_exp_avg_sq._data
+    denom = np.sqrt(second) / bias_correction2_sqrt + eps
+    data += -step_size * (exp_avg._data / denom)
+    for tensor in (p, exp_avg, exp_avg_sq):
+        tensor._vc[0] += 1
 
 
 def _lerp_(start: np.ndarray, end: np.ndarray, weight: float) -> None:

@@ -97,6 +97,7 @@ class ModuleIndex:
         self.backward_calls: list[ast.Call] = []
         self.step_calls: list[ast.Call] = []  # every `x.step(...)`, schedulers' included
         self._holding_steps: set[int] | None = None
+        self._optimizer_usage: set[str] | None = None
         events: list[ast.AST] = []
         local_calls: list[tuple[str, ast.Call]] = []
         self.referenced: set[str] = set()  # names read, and attributes read on `self`/`cls`
@@ -379,7 +380,20 @@ class ModuleIndex:
         owner = self.instance_class(key)
         if owner is not None:  # built by a class of this file: its bases decide, not its name
             return self.is_optimizer_class(owner)
-        return looks_like_optimizer(key)
+        return looks_like_optimizer(key) or key in self._used_as_optimizer()
+
+    def _used_as_optimizer(self) -> set[str]:
+        """Receivers of both ``zero_grad()`` and a bare ``step()`` that are neither models
+        (no ``.parameters()``) nor engines that run their own backward (``engine.backward``):
+        an optimizer by what the code does with it (``opti`` handed to a client's update)."""
+        if self._optimizer_usage is None:
+            steppers = {dotted(c.func.value) for c in self.step_calls
+                        if type(c.func) is ast.Attribute and c.func.attr == "step"
+                        and not c.args and not c.keywords}
+            engines = {dotted(c.func.value) for c in self.backward_calls
+                       if type(c.func) is ast.Attribute and c.args}
+            self._optimizer_usage = (self.zeroed & steppers) - self.modules - engines - {None, ""}
+        return self._optimizer_usage
 
     def returning(self) -> set[int]:
         """Ids of the functions that hold a ``return <value>`` of their own."""

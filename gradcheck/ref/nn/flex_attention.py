@@ -70,30 +70,26 @@ def _sliced_mask_mod_error(batch: Tensor, head: Tensor, token_q: Tensor,
 
 def or_masks(*mask_mods: Callable) -> Callable:
     """The union of ``mask_mods``."""
-    if not all(callable(arg) for arg in mask_mods):
-        raise RuntimeError(f"All inputs should be callable mask_mods: {mask_mods}")
-
-    def or_mask(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
-        result = b.new_zeros((), dtype=torch.bool)
-        for mask in mask_mods:
-            result = result | mask(b, h, q_idx, kv_idx)
-        return result
-
-    return or_mask
+    return _combined(mask_mods, "new_zeros", operator.or_, "or_mask")
 
 
 def and_masks(*mask_mods: Callable) -> Callable:
     """The intersection of ``mask_mods``."""
+    return _combined(mask_mods, "new_ones", operator.and_, "and_mask")
+
+
+def _combined(mask_mods: tuple, start: str, combine: Callable, name: str) -> Callable:
     if not all(callable(arg) for arg in mask_mods):
         raise RuntimeError(f"All inputs should be callable mask_mods: {mask_mods}")
 
-    def and_mask(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
-        result = b.new_ones((), dtype=torch.bool)
+    def combined(b: Tensor, h: Tensor, q_idx: Tensor, kv_idx: Tensor) -> Tensor:
+        result = getattr(b, start)((), dtype=torch.bool)
         for mask in mask_mods:
-            result = result & mask(b, h, q_idx, kv_idx)
+            result = combine(result, mask(b, h, q_idx, kv_idx))
         return result
 
-    return and_mask
+    combined.__name__ = combined.__qualname__ = name
+    return combined
 
 
 def _positional_count(fn: Callable) -> int:

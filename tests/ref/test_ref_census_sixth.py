@@ -1,0 +1,87 @@
+"""The sixth census round against torch on the same inputs: ``torch.ops.aten`` overloads
+(values, dtypes, gradients, names and schemas)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gradcheck.ref as ref
+
+torch = pytest.importorskip("torch")
+
+
+def _aten_outputs(mod, x):
+    a = mod.ops.aten
+    t = mod.tensor(x, requires_grad=True)
+    outs = [a.view.default(t, [6, 4]), a.view.dtype(t.detach(), mod.int64), a.clone.default(t),
+            a.detach.default(t), a.alias(t), a._to_copy.default(t, dtype=mod.float32),
+            a.copy.default(mod.zeros(3, 4, dtype=mod.float32), t[0].detach()),
+            a.select.int(t, 1, -1), a.slice.Tensor(t, 2, 1, 9223372036854775807, 2),
+            a.isin.Tensor_Tensor(mod.arange(5), mod.tensor([1, 3])),
+            a.isin.Tensor_Tensor_out(mod.arange(5), mod.tensor([1, 3]), invert=True,
+                                     out=mod.zeros(0, dtype=mod.bool))]
+    running = [mod.zeros(3, dtype=mod.float64), mod.ones(3, dtype=mod.float64)]
+    w = mod.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+    normed = a.native_batch_norm.default(t, w, None, *running, True, 0.1, 1e-5)
+    eval_mode = a.native_batch_norm.default(t, w, None, *running, False, 0.1, 1e-5)
+    g = mod.tensor(np.ones((2, 3, 4)) * np.arange(4))
+    backward = a.native_batch_norm_backward.default(g, t.detach(), w.detach(), *running,
+                                                    normed[1], normed[2], True, 1e-5,
+                                                    [True, True, False])
+    outs += [*normed, *eval_mode, *running, *backward[:2]]
+    loss = sum((o * o).sum() for o in outs if o.requires_grad)
+    return outs, mod.autograd.grad(loss, [t, w]), backward[2]
+
+
+def test_aten_overloads_match_torch():
+    x = np.random.default_rng(0).standard_normal((2, 3, 4))
+    (theirs, their_grads, their_none), (mine, my_grads, my_none) = (
+        _aten_outputs(torch, x), _aten_outputs(ref, x))
+    assert their_none is None and my_none is None
+    for expected, got in zip(theirs + list(their_grads), mine + list(my_grads)):
+        assert str(got.dtype) == str(expected.dtype) and tuple(got.shape) == tuple(expected.shape)
+        np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(),
+                                   rtol=1e-9, atol=1e-12)
+
+
+def test_aten_views_share_storage_and_copy_writes_in_place():
+    for mod in (torch, ref):
+        x = mod.zeros(2, 3)
+        mod.ops.aten.select.int(x, 0, 1).fill_(2.0)
+        mod.ops.aten.alias.default(x)[0, 0] = 5.0
+        mod.ops.aten.copy_.default(mod.ops.aten.slice.Tensor(x, 1, 2), mod.tensor([7.0]))
+        assert x.tolist() == [[5.0, 0.0, 7.0], [2.0, 2.0, 7.0]]
+
+
+def test_aten_foreach_maximum_in_place():
+    results = []
+    for mod in (torch, ref):
+        ls = [mod.tensor([1.0, 5.0]), mod.tensor([3.0])]
+        mod.ops.aten._foreach_maximum_.Scalar(ls, 2.0)
+        mod.ops.aten._foreach_maximum_.List(ls, [mod.tensor([0.0, 9.0]), mod.tensor([7.0])])
+        mod.ops.aten._foreach_maximum_.ScalarList(ls, [4.0, 1.0])
+        results.append([t.tolist() for t in ls])
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("op", ["view", "select", "slice", "isin", "native_batch_norm",
+                                "_foreach_maximum_", "copy_", "_to_copy", "detach", "alias"])
+def test_aten_names_and_schemas_match_torch(op):
+    theirs, mine = getattr(torch.ops.aten, op), getattr(ref.ops.aten, op)
+    assert (str(mine), repr(mine)) == (str(theirs), repr(theirs))
+    assert set(mine.overloads()) <= set(theirs.overloads())
+    for name in mine.overloads():
+        expected, got = getattr(theirs, name), getattr(mine, name)
+        assert (str(got), repr(got), got.name(), got.__name__) == (
+            str(expected), repr(expected), expected.name(), expected.__name__)
+        assert got._schema == str(expected._schema)
+        assert str(got.overloadpacket) == str(expected.overloadpacket)
+
+
+def test_aten_unknown_names_raise_as_torch():
+    for mod in (torch, ref):
+        with pytest.raises(AttributeError, match="has no overload name 'nonesuch'"):
+            mod.ops.aten.view.nonesuch
+    with pytest.raises(AttributeError, match="has no attribute"):
+        ref.ops.aten.no_such_operator
+    assert repr(ref.ops.aten) == repr(torch.ops.aten)

@@ -2,6 +2,8 @@
 (values, dtypes, gradients, names and schemas)."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -85,3 +87,31 @@ def test_aten_unknown_names_raise_as_torch():
     with pytest.raises(AttributeError, match="has no attribute"):
         ref.ops.aten.no_such_operator
     assert repr(ref.ops.aten) == repr(torch.ops.aten)
+
+
+def _plan_records(mod):
+    import importlib
+
+    importlib.import_module(f"{mod.__name__}.distributed.checkpoint")
+    m, p = mod.distributed.checkpoint.metadata, mod.distributed.checkpoint.planner
+    t = mod.ones(2, 3, requires_grad=True)
+    props = m.TensorProperties.create_from_tensor(t)
+    chunk = m.ChunkStorageMetadata(offsets=mod.Size([0, 0]), sizes=mod.Size([2, 3]))
+    index = m.MetadataIndex("layer.weight", [0, 1], index=3)
+    data = p.TensorWriteData(chunk=chunk, properties=props, size=mod.Size([2, 3]))
+    item = p.WriteItem(index=index, type=p.WriteItemType.SHARD, tensor_data=data)
+    storage = m.TensorStorageMetadata(props, mod.Size([2, 3]), [chunk])
+    half = m.TensorProperties(mod.float16)
+    return (repr(index), index == m.MetadataIndex("layer.weight", (0, 1)),
+            hash(index) == hash(m.MetadataIndex("layer.weight", (0, 1))),
+            item.tensor_storage_size(), p.WriteItem(index, p.WriteItemType.TENSOR)
+            .tensor_storage_size(), repr(p.WriteItemType.SHARD),
+            [repr(kind) for kind in p.WriteItemType], repr(chunk), str(props.dtype),
+            props.requires_grad, props.pin_memory, str(half.dtype), half.requires_grad,
+            str(storage.size), storage.chunks == [chunk])
+
+
+def test_checkpoint_plan_records_match_torch():
+    assert _plan_records(ref) == _plan_records(torch)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ref.distributed.checkpoint.metadata.MetadataIndex("w").fqn = "v"

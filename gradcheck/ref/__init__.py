@@ -512,3 +512,6 @@ from gradcheck.ref import short_time  # noqa: E402
 
 stft, istft = short_time.stft, short_time.istft
 Tensor.stft, Tensor.istft = short_time.stft, short_time.istft
+from gradcheck.ref import script_types  # noqa: E402
+
+globals().update(script_types.NAMES)

@@ -115,3 +115,44 @@ def test_checkpoint_plan_records_match_torch():
     assert _plan_records(ref) == _plan_records(torch)
     with pytest.raises(dataclasses.FrozenInstanceError):
         ref.distributed.checkpoint.metadata.MetadataIndex("w").fqn = "v"
+
+
+def _script_types(mod):
+    i, f, s = mod.IntType.get(), mod.FloatType.get(), mod.StringType.get()
+    lists = [mod.ListType(i), mod.ListType.ofInts(), mod.ListType.ofFloats(),
+             mod.ListType.ofBools(), mod.ListType.ofStrings(), mod.ListType.ofTensors(),
+             mod.ListType.ofComplexDoubles()]
+    d, t = mod.DictType(s, f), mod.TupleType([i, f])
+    o, empty = mod.OptionalType(i), mod.TupleType([])
+    every = [i, f, s, mod.AnyType.get(), mod.ComplexType.get(), *lists, d, t, o, empty,
+             mod.OptionalType.ofTensor(), mod.OptionalType(mod.ListType.ofInts())]
+    described = [(str(x), repr(x), x.kind(), x.annotation_str, x.str(),
+                  [str(c) for c in x.containedTypes()], isinstance(x, mod.Type)) for x in every]
+    pairs = [(a, b) for a in every for b in every]
+    return (described, [a.isSubtypeOf(b) for a, b in pairs], [a == b for a, b in pairs],
+            i is mod.IntType.get(), str(d.getKeyType()), str(d.getValueType()),
+            [str(e) for e in t.elements()], str(o.getElementType()),
+            str(t.isSubtypeOf(mod.TupleType([o, f]))))
+
+
+def test_script_types_match_torch():
+    assert _script_types(ref) == _script_types(torch)
+
+
+def test_script_types_refuse_as_torch():
+    for mod in (torch, ref):
+        with pytest.raises(TypeError, match="IntType: No constructor defined!"):
+            mod.IntType()
+        with pytest.raises(TypeError, match="incompatible constructor arguments"):
+            mod.ListType(3)
+        with pytest.raises(TypeError, match="unhashable"):
+            hash(mod.ListType.ofInts())
+
+
+def test_tag_matches_torch():
+    assert [(name, int(tag)) for name, tag in ref.Tag.__members__.items()] == [
+        (name, int(tag)) for name, tag in torch.Tag.__members__.items()]
+    for mod in (torch, ref):
+        tag = mod.Tag.inplace_view
+        assert (str(tag), repr(tag), tag.name, tag.value) == (
+            "Tag.inplace_view", "<Tag.inplace_view: 7>", "inplace_view", 7)

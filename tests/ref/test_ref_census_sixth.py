@@ -156,3 +156,81 @@ def test_tag_matches_torch():
         tag = mod.Tag.inplace_view
         assert (str(tag), repr(tag), tag.name, tag.value) == (
             "Tag.inplace_view", "<Tag.inplace_view: 7>", "inplace_view", 7)
+
+
+def _gloo():
+    if not torch.distributed.is_available() or not torch.distributed.is_gloo_available():
+        pytest.skip("this torch has no gloo backend")
+    import importlib
+
+    importlib.import_module("torch.distributed._shard.sharded_tensor")
+    importlib.import_module("torch.distributed._shard.sharding_spec")
+
+
+def _sharded(mod):
+    d = mod.distributed
+    d.init_process_group("gloo", store=d.HashStore(), rank=0, world_size=1)
+    try:
+        st, ss = d._shard.sharded_tensor, d._shard.sharding_spec
+        out = []
+        spec = ss.ChunkShardingSpec(dim=0, placements=["rank:0/cpu"])
+        e = st.empty(spec, 5, 3)
+        out += [repr(spec), str(e.size()), str(e.dtype), repr(e.metadata()), len(e.local_shards())]
+        f = st.full(ss.ChunkShardingSpec(1, ["rank:0/cpu"] * 3), (2, 5), 2.5, dtype=mod.float64, requires_grad=True)
+        out += [repr(f.metadata()), [s.tensor.tolist() for s in f.local_shards()], f.requires_grad, [s.tensor.requires_grad for s in f.local_shards()]]
+        t = mod.arange(6.).view(2, 3)
+        sh = st.Shard.from_tensor_and_offsets(t, [0, 0], 0)
+        out.append(repr(sh))
+        s2 = st.ShardedTensor._init_from_local_shards([sh], 2, 3)
+        out += [str(s2.size()), repr(s2.metadata()), repr(s2.sharding_spec()), s2.size(1), s2.dim()]
+        o = mod.zeros(2, 3); s2.gather(0, o); out.append(o.tolist())
+        spec2 = ss.EnumerableShardingSpec([st.ShardMetadata([0, 0], [1, 3], "rank:0/cpu"), st.ShardMetadata([1, 0], [1, 3], "rank:0/cpu")])
+        parts = [st.Shard(t[:1].clone(), spec2.shards[0]), st.Shard(t[1:].clone() * 2, spec2.shards[1])]
+        s3 = st.ShardedTensor._init_from_local_shards(parts, [2, 3])
+        o = mod.zeros(2, 3); s3.gather(0, o); out += [o.tolist(), repr(s3.sharding_spec())]
+        md = st.ShardedTensorMetadata(spec2.shards, mod.Size([2, 3]), st.TensorProperties(mod.float32))
+        s4 = st.ShardedTensorBase._init_from_local_shards_and_global_metadata(parts, md)
+        out += [repr(md), repr(s4.metadata()), len(s4.local_shards())]
+        out += [repr(d._shard.metadata.ShardMetadata([1], [2])), repr(ss.ShardMetadata([0], [2], "rank:0/cpu").placement)]
+        errors = []
+        for call in (lambda: s3.local_tensor(), lambda: st.ShardMetadata([0], [2, 3]), lambda: st.ShardMetadata([-1], [2]),
+                     lambda: ss.EnumerableShardingSpec([st.ShardMetadata([0], [2], "rank:0/cpu"), st.ShardMetadata([1], [2], "rank:0/cpu")]),
+                     lambda: ss.EnumerableShardingSpec([st.ShardMetadata([0], [1], "rank:0/cpu")]).build_metadata(mod.Size([2]), st.TensorProperties(mod.float32)),
+                     lambda: st.Shard(mod.ones(2), st.ShardMetadata([0], [3], "rank:0/cpu")),
+                     lambda: s2.gather(0, mod.zeros(3)), lambda: ss.ChunkShardingSpec("x", ["rank:0/cpu"]),
+                     lambda: ss.ChunkShardingSpec(2, ["rank:0/cpu"]).build_metadata(mod.Size([2]), st.TensorProperties(mod.float32))):
+            try:
+                call(); errors.append(None)
+            except Exception as error:
+                errors.append((type(error).__name__, str(error)))
+        out.append(errors)
+        return out
+    finally:
+        d.destroy_process_group()
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_sharded_tensor_matches_torch_on_one_rank():
+    _gloo()
+    assert _sharded(ref) == _sharded(torch)
+
+
+def test_sharding_spec_shard_and_refusals():
+    d = ref.distributed
+    d.init_process_group("gloo", store=d.HashStore(), rank=0, world_size=1)
+    try:
+        x = ref.arange(10.0).view(2, 5)
+        spec = d._shard.sharding_spec.ChunkShardingSpec(1, ["rank:0/cpu"] * 2)
+        sharded = spec.shard(x)
+        whole = ref.zeros(2, 5)
+        sharded.gather(0, whole)
+        assert whole.tolist() == x.tolist()
+        assert [s.tensor.shape[1] for s in sharded.local_shards()] == [3, 2]
+        with pytest.raises(ValueError, match="names rank 1.*place every shard on rank 0"):
+            d._shard.sharded_tensor.empty(
+                d._shard.sharding_spec.ChunkShardingSpec(0, ["rank:0/cpu", "rank:1/cpu"]), 4)
+    finally:
+        d.destroy_process_group()
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        d._shard.sharded_tensor.empty(spec, 4)
+    assert d._sharding_spec.ChunkShardingSpec is spec.__class__

@@ -39,6 +39,15 @@ class TensorProperties:
     memory_format: Any = dataclasses.field(default_factory=lambda: _ref().contiguous_format)
     pin_memory: bool = False
 
+    def __repr__(self) -> str:
+        # the engine names layouts and memory formats by strings; print them as torch does
+        def shown(value: Any) -> str:
+            return f"torch.{value}" if isinstance(value, str) else repr(value)
+
+        return (f"TensorProperties(dtype={self.dtype}, layout={shown(self.layout)}, "
+                f"requires_grad={self.requires_grad}, memory_format="
+                f"{shown(self.memory_format)}, pin_memory={self.pin_memory})")
+
     @staticmethod
     def create_from_tensor(tensor: Any) -> TensorProperties:
         return TensorProperties(dtype=tensor.dtype, layout=tensor.layout,

@@ -234,3 +234,44 @@ def test_sharding_spec_shard_and_refusals():
     with pytest.raises(ValueError, match="Default process group has not been initialized"):
         d._shard.sharded_tensor.empty(spec, 4)
     assert d._sharding_spec.ChunkShardingSpec is spec.__class__
+
+
+def _reduced(mod):
+    import importlib
+
+    importlib.import_module(f"{mod.__name__}.multiprocessing")
+    if mod is torch:
+        importlib.import_module("torch.multiprocessing.reductions")
+    reductions = mod.multiprocessing.reductions
+    leaf = mod.arange(6.0).requires_grad_()
+    rebuilt_leaf = (lambda fn, args: fn(*args))(*reductions.reduce_tensor(leaf))
+    strided = mod.arange(10.0)[2:8:2]
+    fn, args = reductions.reduce_tensor(strided)
+    view = fn(*args)
+    view.mul_(10)
+    storage = mod.arange(4, dtype=mod.int32).storage()
+    fn, args = reductions.reduce_typed_storage(storage)
+    typed = fn(*args)
+    fn, args = reductions.reduce_typed_storage_child(storage)
+    child = (fn.__name__, isinstance(args[1], type), args[0].nbytes())
+    bytes_of = mod.tensor([1, 258], dtype=mod.int16).untyped_storage()
+    with pytest.raises(RuntimeError, match="Cowardly refusing to serialize non-leaf tensor"):
+        reductions.reduce_tensor(leaf * 2)
+    return (rebuilt_leaf.tolist(), rebuilt_leaf.requires_grad, rebuilt_leaf.is_leaf,
+            strided.tolist(), view.tolist(), view.stride(), bytes_of.tolist(),
+            typed.tolist(), str(typed.dtype), child)
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_multiprocessing_reductions_match_torch():
+    assert _reduced(ref) == _reduced(torch)
+
+
+def test_reduce_storage_rebuilds_the_same_bytes():
+    # torch's rebuild takes a file descriptor, so only the engine's round trip is run here
+    storage = ref.tensor([1, 258], dtype=ref.int16).untyped_storage()
+    fn, args = ref.multiprocessing.reductions.reduce_storage(storage)
+    rebuilt = fn(*args)
+    assert rebuilt.tolist() == storage.tolist() == torch.tensor(
+        [1, 258], dtype=torch.int16).untyped_storage().tolist()
+    assert rebuilt.data_ptr() == storage.data_ptr()

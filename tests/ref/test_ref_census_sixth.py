@@ -275,3 +275,32 @@ def test_reduce_storage_rebuilds_the_same_bytes():
     assert rebuilt.tolist() == storage.tolist() == torch.tensor(
         [1, 258], dtype=torch.int16).untyped_storage().tolist()
     assert rebuilt.data_ptr() == storage.data_ptr()
+
+
+@pytest.mark.parametrize("hparams, metrics, discrete", [
+    ({"lr": 0.1, "layers": 3, "opt": "adam", "bn": True, "skip": None}, {"acc": 0, "loss": 1},
+     {"opt": ["adam", "sgd"], "layers": [2, 3]}),
+    ({"scale": "tensor"}, {}, None),
+])
+def test_tensorboard_hparams_match_torch(hparams, metrics, discrete):
+    pytest.importorskip("tensorboard")
+    from torch.utils.tensorboard import summary
+
+    def with_tensor(mod):
+        return {k: mod.tensor([2.5]) if v == "tensor" else v for k, v in hparams.items()}
+
+    theirs = summary.hparams(with_tensor(torch), metrics, discrete)
+    mine = ref.utils.tensorboard.summary.hparams(with_tensor(ref), metrics, discrete)
+    assert [s.SerializeToString() for s in mine] == [s.SerializeToString() for s in theirs]
+
+
+def test_tensorboard_hparams_refuse_as_torch():
+    pytest.importorskip("tensorboard")
+    from torch.utils.tensorboard import summary
+
+    for args in (([1], {}), ({"a": 1}, {}, {"a": ["x"]}), ({"a": [1]}, {})):
+        with pytest.raises(Exception) as expected:
+            summary.hparams(*args)
+        with pytest.raises(type(expected.value), match=str(expected.value)[:40].replace(
+                "[", r"\[").replace("]", r"\]")):
+            ref.utils.tensorboard.summary.hparams(*args)

@@ -9,7 +9,8 @@ same way: a write through one shows in the other. Nothing is registered with the
 >>> import gradcheck.ref as torch
 >>> x = torch.arange(4.0)
 >>> rebuild, args = reduce_tensor(x)
->>> rebuild(*args).mul_(2); x
+>>> _ = rebuild(*args).mul_(2)
+>>> x
 tensor([0., 2., 4., 6.])
 """
 from __future__ import annotations

@@ -304,3 +304,39 @@ def test_tensorboard_hparams_refuse_as_torch():
         with pytest.raises(type(expected.value), match=str(expected.value)[:40].replace(
                 "[", r"\[").replace("]", r"\]")):
             ref.utils.tensorboard.summary.hparams(*args)
+
+
+_LOGGERS = sorted({"torch", "torch.autograd", "torch.fx"} | {
+    q for names in ref.logging_config.COMPONENTS.values() for q in names})
+
+
+@pytest.mark.parametrize("settings", [
+    {"dynamo": 10}, {"all": 20, "aot": 40}, {"dynamo": 20, "export": 10, "graph_code": True},
+    {"dtensor": 50, "fsdp": 0, "c10d": 30, "ddp": 10, "distributed": 20}, {},
+])
+def test_set_logs_levels_match_torch(settings):
+    import logging
+
+    import torch._logging
+
+    def levels(set_logs):
+        set_logs(**settings)
+        try:
+            return {q: logging.getLogger(q).level for q in _LOGGERS}
+        finally:
+            set_logs()
+
+    assert levels(ref._logging.set_logs) == levels(torch._logging.set_logs)
+
+
+def test_set_logs_refuses_as_torch():
+    import torch._logging
+
+    for settings in ({"nonsense": 1}, {"dynamo": "x"}):
+        with pytest.raises(Exception) as expected:
+            torch._logging.set_logs(**settings)
+        with pytest.raises(type(expected.value)) as got:
+            ref._logging.set_logs(**settings)
+        assert str(got.value) == str(expected.value)
+    torch._logging.set_logs()
+    ref._logging.set_logs()

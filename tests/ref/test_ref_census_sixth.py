@@ -340,3 +340,40 @@ def test_set_logs_refuses_as_torch():
         assert str(got.value) == str(expected.value)
     torch._logging.set_logs()
     ref._logging.set_logs()
+
+
+def test_fx_tree_flatten_spec_matches_torch():
+    import collections
+
+    import torch.fx._pytree
+    import torch.utils._pytree
+
+    point = collections.namedtuple("Point", "x y")
+    template = {"a": 1, "b": [2, 3], "c": (4,), "p": point(5, 6)}
+    given = {"b": [20, 30, 40], "a": 10, "c": (50, 60), "z": 0, "p": point(70, 80)}
+    results = []
+    for mod in (torch, ref):
+        _, spec = mod.utils._pytree.tree_flatten(template)
+        results.append(mod.fx._pytree.tree_flatten_spec(given, spec))
+        with pytest.raises(TypeError, match="not subscriptable"):
+            mod.fx._pytree.tree_flatten_spec({**given, "b": object()}, spec)
+    assert results[0] == results[1] == [10, 20, 30, 50, 70, 80]
+
+
+def test_fx_register_pytree_flatten_spec():
+    class Pair:
+        def __init__(self, first, second):
+            self.first, self.second = first, second
+
+    ref.utils._pytree.register_pytree_node(
+        Pair, lambda p: ([p.first, p.second], None), lambda values, _: Pair(*values))
+    _, spec = ref.utils._pytree.tree_flatten(Pair(1, [2]))
+    with pytest.raises(RuntimeError, match="does not have a flatten_fn_spec"):
+        ref.fx._pytree.tree_flatten_spec(Pair(3, [4]), spec)
+    ref.fx._pytree.register_pytree_flatten_spec(Pair, lambda p, s: [p.first, p.second])
+    try:
+        assert ref.fx._pytree.tree_flatten_spec(Pair(3, [4, 5]), spec) == [3, 4]
+    finally:
+        del ref.fx._pytree.SUPPORTED_NODES[Pair]
+        del ref.utils._pytree.SUPPORTED_NODES[Pair]
+    assert ref.fx._pytree.TreeSpec is ref.utils._pytree.TreeSpec

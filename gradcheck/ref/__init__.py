@@ -512,3 +512,9 @@ from gradcheck.ref import short_time  # noqa: E402
 
 stft, istft = short_time.stft, short_time.istft
 Tensor.stft, Tensor.istft = short_time.stft, short_time.istft
+from gradcheck.ref import script_types  # noqa: E402
+
+globals().update(script_types.NAMES)
+from gradcheck.ref import logging_config  # noqa: E402
+
+_logging = __import__("types").SimpleNamespace(set_logs=logging_config.set_logs)

@@ -654,6 +654,10 @@ def __getattr__(name: str) -> object:
     # ``torch.ops.<namespace>``: the operators a script defined with torch.library
     if name.startswith("__"):
         raise AttributeError(name)
+    if name == "aten":
+        from gradcheck.ref.aten import aten
+
+        return aten
     from gradcheck.ref.library import op_namespace
 
     return op_namespace(name)

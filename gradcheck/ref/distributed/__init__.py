@@ -17,6 +17,8 @@ raises torch's ValueError.
 """
 from __future__ import annotations
 
+import sys
+
 import enum
 import os
 from typing import Any
@@ -369,6 +371,7 @@ def _submodules() -> None:
                  "autograd", "optim", "tensor", "_composable", "remote_device"):
         globals()[name] = importlib.import_module(f"{__name__}.{name}")
     globals()["_remote_device"] = globals()["remote_device"]._remote_device
+    importlib.import_module(f"{__name__}.shard").install(sys.modules[__name__])
 
 
 _submodules()

@@ -120,6 +120,7 @@ def _init_optim_state(optim: Any) -> None:
 
 
 def install() -> None:
+    import importlib
     import types
 
     checkpoint.format_utils = types.SimpleNamespace(
@@ -129,5 +130,6 @@ def install() -> None:
         load=checkpoint.load, load_state_dict=checkpoint.load_state_dict,
         _load_state_dict=_load_state_dict, _load_state_dict_from_keys=_load_state_dict_from_keys)
     checkpoint.api = types.SimpleNamespace(CheckpointException=CheckpointException)
+    importlib.import_module(f"{__package__}.checkpoint_metadata").install(checkpoint)
     checkpoint.CheckpointException = CheckpointException
     checkpoint.state_dict._init_optim_state = _init_optim_state

@@ -30,4 +30,19 @@ from gradcheck.ref.fx.node import Node, has_side_effect, map_arg  # noqa: F401
 from gradcheck.ref.fx.proxy import Proxy  # noqa: F401
 from gradcheck.ref.standins import module_fallback
 
+
+def _pytree_namespace() -> object:
+    import types
+
+    from gradcheck.ref.fx import flatten_spec
+    from gradcheck.ref.utils._pytree import TreeSpec
+
+    return types.SimpleNamespace(
+        TreeSpec=TreeSpec, tree_flatten_spec=flatten_spec.tree_flatten_spec,
+        register_pytree_flatten_spec=flatten_spec.register_pytree_flatten_spec,
+        SUPPORTED_NODES=flatten_spec.SUPPORTED_NODES)
+
+
+_pytree = _pytree_namespace()
+
 __getattr__ = module_fallback("torch.fx", "this part of torch.fx is not implemented here")

@@ -83,3 +83,4 @@ class SummaryWriter:
 
 # torch's module layout: torch.utils.tensorboard.writer.SummaryWriter
 writer = __import__("types").SimpleNamespace(SummaryWriter=SummaryWriter)
+summary = __import__("importlib").import_module(f"{__name__}.summary")

@@ -82,9 +82,13 @@ def _checked(value: Any, cls_name: str, signature: str) -> Any:
     return value
 
 
-class ListType(Type):
+class _OneElement(Type):
+    """A type around one element type: ``List[int]`` (``int[]``), ``Optional[int]`` (``int?``)."""
+    _wrapper = ""
+    _suffix = ""
+
     def __init__(self, element: Type) -> None:
-        self._element = _checked(element, "ListType", "arg0: torch._C.Type")
+        self._element = _checked(element, type(self).__name__, "arg0: torch._C.Type")
 
     def getElementType(self) -> Type:  # noqa: N802
         return self._element
@@ -94,10 +98,14 @@ class ListType(Type):
 
     @property
     def _name(self) -> str:  # type: ignore[override]
-        return f"List[{self._element.annotation_str}]"
+        return f"{self._wrapper}[{self._element.annotation_str}]"
 
     def str(self) -> str:  # noqa: A003
-        return f"{self._element.str()}[]"
+        return f"{self._element.str()}{self._suffix}"
+
+
+class ListType(_OneElement):
+    _wrapper, _suffix = "List", "[]"
 
     ofInts = staticmethod(lambda: ListType(IntType.get()))  # noqa: N815
     ofFloats = staticmethod(lambda: ListType(FloatType.get()))  # noqa: N815
@@ -107,22 +115,8 @@ class ListType(Type):
     ofTensors = staticmethod(lambda: ListType(TensorType.get()))  # noqa: N815
 
 
-class OptionalType(Type):
-    def __init__(self, element: Type) -> None:
-        self._element = _checked(element, "OptionalType", "arg0: torch._C.Type")
-
-    def getElementType(self) -> Type:  # noqa: N802
-        return self._element
-
-    def containedTypes(self) -> list:  # noqa: N802
-        return [self._element]
-
-    @property
-    def _name(self) -> str:  # type: ignore[override]
-        return f"Optional[{self._element.annotation_str}]"
-
-    def str(self) -> str:  # noqa: A003
-        return f"{self._element.str()}?"
+class OptionalType(_OneElement):
+    _wrapper, _suffix = "Optional", "?"
 
     def isSubtypeOf(self, other: Type) -> bool:  # noqa: N802
         if isinstance(other, OptionalType):

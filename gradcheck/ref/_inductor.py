@@ -41,8 +41,17 @@ def _machine_flags() -> dict:
             "xpu.cutlass_dir": os.path.realpath(os.environ.get("TORCHINDUCTOR_CUTLASS_DIR", ""))}
 
 
+def _environment_flags() -> dict:
+    """The functorch flags whose default torch reads from the environment: aliasing in a
+    custom op is an error under CI (``CI`` set), a warning elsewhere, unless forced."""
+    forced = os.environ.get("TORCHINDUCTOR_ERROR_ON_CUSTOM_OP_ALIASING")
+    if forced is None:
+        return {"error_on_custom_op_aliasing": bool(os.getenv("CI"))}
+    return {"error_on_custom_op_aliasing": {"1": True, "0": False}.get(forced, forced)}
+
+
 config = ConfigModule("torch._inductor.config", {**INDUCTOR, **_machine_flags()}, {})
-functorch_config = ConfigModule("torch._functorch.config", FUNCTORCH, {})
+functorch_config = ConfigModule("torch._functorch.config", {**FUNCTORCH, **_environment_flags()}, {})
 
 
 @contextlib.contextmanager

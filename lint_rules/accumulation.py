@@ -136,20 +136,34 @@ class _Unit:
         seen: set[tuple] = set()
         while pending and len(seen) < MAX_DERIVATIONS:
             name, at, factor = pending.pop()
-            binding = self.bindings.reaching(name.id, at)
-            if (binding, name.id, factor) in seen or self._detached(binding):
-                continue
-            seen.add((binding, name.id, factor))
-            self.losses.setdefault((binding, name.id), call)
-            self.loss_names.add(name.id)
-            if not factor:
-                self._carriers.add((binding, name.id))
-            # `loss = loss / k` before the backward: the loss it was computed from is in
-            # the same graph (`total += loss` above that line keeps it)
-            value = getattr(binding, "value", None)
-            if type(binding) is ast.Assign and value is not None:
-                pending += [(n, b, f) for n, b, f in _with_factors(value, binding, factor, self._computed)
-                            if self._computed(n, binding)]
+            # each binding that may reach the backward (`if a: loss = f(x) else: loss = g(x)`)
+            for binding in self.bindings.reaching_all(name.id, at):
+                if (binding, name.id, factor) in seen or self._detached(binding) \
+                        or self._other_arm(binding, at):
+                    continue
+                seen.add((binding, name.id, factor))
+                self.losses.setdefault((binding, name.id), call)
+                self.loss_names.add(name.id)
+                if not factor:
+                    self._carriers.add((binding, name.id))
+                # `loss = loss / k` before the backward: the loss it was computed from is in
+                # the same graph (`total += loss` above that line keeps it)
+                value = getattr(binding, "value", None)
+                if type(binding) is ast.Assign and value is not None:
+                    pending += [(n, b, f) for n, b, f in _with_factors(value, binding, factor, self._computed)
+                                if self._computed(n, binding)]
+
+    def _other_arm(self, binding: ast.AST | None, use: ast.AST) -> bool:
+        """Whether ``binding`` sits in one arm of an ``if`` and ``use`` in the other: the
+        fp16 branch's backward never sees the loss the other branch bound."""
+        parents = self.analysis.index.parents
+        child, node = binding, parents.get(id(binding)) if binding is not None else None
+        while node is not None:
+            if type(node) is ast.If and self._inside(use, node):
+                in_body = any(child is s for s in node.body)
+                return any(self._inside(use, s) for s in (node.orelse if in_body else node.body))
+            child, node = node, parents.get(id(node))
+        return False
 
     def _only_a_factor(self, name: ast.Name, at: ast.AST) -> bool:
         """Whether every way ``name`` reaches a backpropagated loss at ``at`` is as a factor

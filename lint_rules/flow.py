@@ -574,9 +574,11 @@ class Interpreter(Compound, Effects):
         if type(value) is not ast.Call or type(stmt) is not ast.Assign or len(stmt.targets) != 1 \
                 or type(stmt.targets[0]) is not ast.Name:
             return set()
+        name = stmt.targets[0].id
+        if not self.index.is_optimizer(name):
+            return set()  # only an optimizer's story can restart here
         callee = self.index.resolve(value, self._class[-1], self._local_defs[-1])
         given = rebinding.returned_argument(callee, value) if callee is not None else None
-        name = stmt.targets[0].id
         return {name} if type(given) is ast.Name and given.id == name else set()
 
     def contains_events(self, node: ast.AST) -> bool:

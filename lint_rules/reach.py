@@ -12,8 +12,8 @@ answer is "unknown", and the rules treat an unknown crossing as no crossing.
 
 >>> tree = ast.parse("fake = netG(z)\\ng_loss = bce(netD(fake), ones)\\ng_loss.backward()\\n")
 >>> backward = tree.body[2].value
->>> sorted(models_reached(backward, tree, {"netD", "netG"}, {}))
-['netD', 'netG']
+>>> models_feeding(backward, tree, {"netD", "netG"}, {})
+{'netD': frozenset({'netG'}), 'netG': frozenset()}
 """
 from __future__ import annotations
 
@@ -38,19 +38,14 @@ _DOES_NOT_RUN = frozenset({
 _CUTS = frozenset({"detach", "item", "detach_", "numpy", "tolist"})
 
 
-def models_reached(call: ast.Call, scope: ast.AST, models: set[str],
-                   parents: dict[int, ast.AST], bindings: Bindings | None = None) -> frozenset[str]:
-    """The models in ``models`` whose calls feed the loss that ``call`` backpropagates,
-    within ``scope`` (a function or module); empty when there is no evidence."""
-    return frozenset(models_feeding(call, scope, models, parents, bindings))
-
-
 def models_feeding(call: ast.Call, scope: ast.AST, models: set[str],
                    parents: dict[int, ast.AST], bindings: Bindings | None = None,
                    ) -> dict[str, frozenset[str]]:
-    """Each model the loss of ``call`` reaches, with the models whose outputs went into its
+    """Each model in ``models`` whose calls feed the loss that ``call`` backpropagates,
+    within ``scope`` (a function or module), with the models whose outputs went into its
     inputs on the way (``{"netD": {"netG"}, "netG": set()}`` for ``bce(netD(netG(z)))``):
-    a discriminator's loss reaches the generator only through the discriminator."""
+    a discriminator's loss reaches the generator only through the discriminator. Empty
+    when there is no evidence."""
     loss = ev.backward_loss(call)
     if loss is None or _switches_requires_grad(scope):
         return {}

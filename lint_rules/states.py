@@ -98,11 +98,12 @@ def forget(state: State, drop) -> State:
 
 def on_backward(fact: tuple, bw: ev.Event) -> tuple:
     kind = fact[0]
-    fed = frozenset(other for other, _, through in fact[1] if through) if kind == FOREIGN else NO_EVIDENCE
-    if kind == FOREIGN and (fact[2] or fed):
+    if kind == FOREIGN:
         # own passes, and the foreign ones under them: confirmed, or known to have reached
         # these parameters only through the network whose optimizer stepped on them
-        return (TAINTED, frozenset({bw}), fact[2] | fed)
+        foreign = fact[2] | {other for other, _, through in fact[1] if through}
+        if foreign:
+            return (TAINTED, frozenset({bw}), foreign)
     if kind in (CLEAN, FOREIGN):
         return (FRESH, frozenset({bw}))
     if kind in (FRESH, TAINTED):

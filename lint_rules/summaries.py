@@ -501,14 +501,12 @@ class ModuleIndex:
 
     def _constructor_under_moves(self, call: ast.Call) -> ast.Call:
         """``Cls(...)`` for ``Cls(...).to(device)``: a module's moves return the module itself,
-        unless the class defines a method of that name of its own."""
+        unless the class (or a base of the project) defines a method of that name."""
         while type(call.func) is ast.Attribute and call.func.attr in _RETURN_SELF \
                 and type(call.func.value) is ast.Call:
             inner = call.func.value
             cls = last_name(dotted(inner.func) or "")
-            node = self.classes.get(cls)
-            if node is not None and any(isinstance(item, syntax.FUNCTIONS) and item.name == call.func.attr
-                                        for item in node.body):
+            if cls in self.classes and self.class_method(cls, call.func.attr) is not None:
                 break
             call = inner
         return call

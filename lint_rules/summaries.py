@@ -213,12 +213,27 @@ class ModuleIndex:
         # every function of the file by name, nested ones too (`def update(data):` inside
         # `ddpg(...)`, called from its loop)
         known = set(self.functions) | set(self.methods) | self._nested_names
-        waiting = [(name, call) for name, call in local_calls if name in known]
+        waiting = [(name, call) for name, call in local_calls
+                   if name in known and self._may_run_own_code(call)]
         while pending:
             for node in pending:
                 self._mark_ancestors(node)
             pending = [call for name, call in waiting if name in self.eventful
                        and id(call) not in self.marked]
+
+    def _may_run_own_code(self, call: ast.Call) -> bool:
+        """Whether ``resolve`` could find a function of this file for ``call``: not for
+        ``self.encoder.train()`` or ``model.eval()``, which run nn.Module's methods whatever
+        this file defines under those names, so the `if` around them holds no event."""
+        func = call.func
+        if type(func) is not ast.Attribute:
+            return True
+        receiver = func.value
+        if type(receiver) is ast.Name and (receiver.id == "self" or receiver.id in self.imports):
+            return True
+        if self.instance_class(dotted(receiver)) is not None:
+            return True
+        return type(receiver) is ast.Name and func.attr not in _FRAMEWORK_METHODS
 
     def _mark_ancestors(self, node: ast.AST) -> None:
         current: ast.AST | None = node

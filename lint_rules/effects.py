@@ -13,6 +13,7 @@ import ast
 from lint_rules import events as ev
 from lint_rules import rebinding, syntax
 from lint_rules.bindings import Bindings
+from lint_rules import reach
 from lint_rules.reach import models_feeding
 from lint_rules.states import (
     APPLIED,
@@ -63,7 +64,7 @@ class Effects:
 
     def _expressions(self, stmt: syntax.Statement, state: State) -> State:
         if ev.is_grad_zeroing(stmt):
-            if self._repairs_own_gradient(stmt):
+            if self._repairs_own_gradient(stmt) or self._clears_an_input(stmt):
                 return state
             owners = self.index.optimizers_of_param(ev.grad_owner(stmt) or "")
             if not owners and self._owners[-1]:
@@ -92,6 +93,17 @@ class Effects:
         if owner is None or type(parent) is not ast.If:
             return False
         return owner in ev.grad_values_read(parent.test)
+
+    def _clears_an_input(self, stmt: ast.AST) -> bool:
+        """``delta.grad.zero_()`` on a tensor that this function computed and then made
+        require gradients (a PGD attack's perturbation, a gradient penalty's input): no
+        optimizer holds it, so this clears no optimizer's gradients."""
+        owner = ev.grad_owner(stmt)
+        if owner is None or "." in owner:
+            return False
+        scope = self.index.scope_of(stmt)
+        return owner in reach.input_tensors(scope) and owner not in _parameters(scope) \
+            and reach.made_to_require_grad(scope, owner)
 
     def _calls_in(self, node: ast.AST, stmt: ast.AST, state: State) -> State:
         calls = self.index.call_cache.get(id(node))
@@ -682,3 +694,7 @@ def _finishing_order(node: ast.AST) -> list[ast.AST]:
         stack.extend((c, False) for c in reversed(syntax.children(current))
                      if not isinstance(c, syntax.SCOPES))
     return out
+
+
+def _parameters(scope: ast.AST) -> list[str]:
+    return syntax.parameter_names(scope.args) if isinstance(scope, syntax.FUNCTIONS) else []

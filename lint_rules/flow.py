@@ -267,9 +267,12 @@ class Interpreter(Compound, Effects):
             # gradients were not meant for any step; a later reset drops them on purpose
             other.normal = self._map_all(other.normal, dropped)
         flow = join_flows(then, other)
-        if key[0] not in self.index.repeated_tests() and not self.contains_events(stmt):
+        if key[0] not in self.index.repeated_tests() and key not in self._bounds and (
+                not self.contains_events(stmt) or not self._loops):
             # `if kind == "epsilon": ... else: raise` tells nothing about gradients, and no
             # other test reads the same: remembering which way it went only multiplies paths.
+            # Nor does `if args.optimizer == "adam": opt = Adam(...)` outside every loop:
+            # it runs once, so no later pass can take the other way.
             flow = _forgotten(flow, key)
         return flow
 

@@ -112,7 +112,7 @@ def _switches_requires_grad(scope: ast.AST) -> bool:
     """Whether the scope turns gradients of some parameters off and on (``requires_grad =
     False``, ``requires_grad_(False)``, CycleGAN's ``set_requires_grad(net, False)``): then which
     network a loss reaches depends on the moment, and we claim nothing."""
-    inputs = _input_tensors(scope)
+    inputs = input_tensors(scope)
     for node in syntax.walk(scope):
         kind = type(node)
         if kind is ast.Assign and any(type(t) is ast.Attribute and t.attr == "requires_grad"
@@ -125,14 +125,30 @@ def _switches_requires_grad(scope: ast.AST) -> bool:
     return False
 
 
-def _input_tensors(scope: ast.AST) -> set[str]:
+def input_tensors(scope: ast.AST) -> set[str]:
     """Names this scope binds only by computing a value (``interpolates = x + alpha * d``),
-    never as a loop's target (``for p in model.parameters():``): switching their
-    ``requires_grad`` (a gradient penalty's input) leaves every parameter as it was."""
-    computed, looped = set(), set()
+    never as a loop's target (``for p in model.parameters():``) nor by naming an attribute
+    (``w = model.fc.weight``): switching their ``requires_grad`` (a gradient penalty's input)
+    leaves every parameter as it was."""
+    computed, other = set(), set()
     for node in syntax.walk(scope):
-        if type(node) is ast.Assign and type(node.value) in (ast.BinOp, ast.Call):
-            computed.update(t.id for t in node.targets if type(t) is ast.Name)
+        if type(node) is ast.Assign:
+            names = {t.id for t in node.targets if type(t) is ast.Name}
+            (computed if type(node.value) in (ast.BinOp, ast.Call) else other).update(names)
         elif isinstance(node, syntax.FOR_LOOPS):
-            looped.update(syntax.stored_names(node.target))
-    return computed - looped
+            other.update(syntax.stored_names(node.target))
+    return computed - other
+
+
+def made_to_require_grad(scope: ast.AST, name: str) -> bool:
+    """Whether ``scope`` sets ``name.requires_grad = True`` or calls ``name.requires_grad_()``."""
+    for node in syntax.walk(scope):
+        if type(node) is ast.Assign and syntax.constant(node.value) is True and any(
+                type(t) is ast.Attribute and t.attr == "requires_grad" and ev.dotted(t.value) == name
+                for t in node.targets):
+            return True
+        if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "requires_grad_" \
+                and ev.dotted(node.func.value) == name and syntax.constant(
+                    node.args[0] if node.args else ast.Constant(True)) is True:
+            return True
+    return False

@@ -65,11 +65,13 @@ def compact(state: State, key=None) -> State:
     changed = True
     while changed:
         changed = False
-        for assumptions in list(worlds):
+        # NOTE: which twins merge first decides what is left, so the order must not come
+        # from hashing (a set's order changes with PYTHONHASHSEED, and with it the verdict).
+        for assumptions in sorted(worlds, key=_world_order):
             if assumptions not in worlds:
                 continue
             facts = worlds[assumptions]
-            for test, value in assumptions:
+            for test, value in sorted(assumptions, key=_assumption_order):
                 twin = assumptions - {(test, value)} | {(test, not value)}
                 if twin in worlds and same(worlds[twin], facts):
                     other = worlds.pop(twin)
@@ -80,6 +82,15 @@ def compact(state: State, key=None) -> State:
                     changed = True
                     break
     return worlds
+
+
+def _assumption_order(assumption: tuple) -> tuple:
+    (text, names, paths), value = assumption
+    return text, sorted(names), sorted(map(repr, paths)), value
+
+
+def _world_order(assumptions: frozenset) -> list:
+    return sorted(map(_assumption_order, assumptions))
 
 
 def kinds(facts: dict) -> dict:

@@ -303,9 +303,20 @@ def _form(issue) -> str:
     return "gated"
 
 
+def _nearest_backward(issue):
+    """The backward pass the reset follows most closely in its own file (the loop's own,
+    rather than one inside a helper the loop called first), else the first one known."""
+    zero = issue.at
+    before = [b for b in issue.backwards if b.source is zero.source and b.line <= zero.line]
+    if before:
+        return max(before, key=lambda b: (b.line, b.col))
+    return issue.backwards[0] if issue.backwards else None
+
+
 def _message(issue) -> str:
     zero, step = issue.at, issue.step
-    bw = issue.backwards[0] if issue.backwards else None
+    bw = _nearest_backward(issue) if not issue.loop_carried else \
+        issue.backwards[0] if issue.backwards else None
     z = f"`{short(zero.text)}` (line {zero.line})"
     s = f"`{short(step.text)}` (line {step.line})"
     b = f"`{short(bw.text)}` (line {bw.line})" if bw else "the backward pass"

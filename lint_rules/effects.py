@@ -32,7 +32,7 @@ from lint_rules.states import (
     on_zero,
     ordered,
 )
-from lint_rules.summaries import FunctionNode
+from lint_rules.summaries import STEP_NAMES, FunctionNode
 
 MAX_INLINE_DEPTH = 4  # frames, counting the analysed function itself
 ALIAS_PREFIX = "<gradients of>"  # the key of a model's gradients handed to another by reference
@@ -302,6 +302,36 @@ class Effects:
         node = self._if_nodes.get(if_id)
         return node is not None and self._runs_backward(node, depth=3)
 
+    def _step_follows(self, if_id: int, zero: ev.Event, targets: tuple[str, ...]) -> bool:
+        """``if (i + 1) % k == 0: opt.zero_grad(); opt.step()``: a reset that the same block
+        follows with a step of that optimizer, no backward in between, opens no window: it
+        empties the one that step closes."""
+        block = self._block_after(self._if_nodes.get(if_id), zero.node)
+        names = {zero.target, *targets}
+        for stmt in block:
+            for node in syntax.walk(stmt):
+                if type(node) is not ast.Call:
+                    continue
+                if ev.is_backward_call(node):
+                    return False
+                if syntax.callee_name(node) in STEP_NAMES and _stepped(node) in names:
+                    return True
+        return False
+
+    def _block_after(self, around: ast.If | None, node: ast.AST) -> list[syntax.Statement]:
+        """The statements that follow ``node``'s own statement in ``around``'s branch."""
+        parents = self.index.parents
+        current = node
+        while current is not None and parents.get(id(current)) is not around:
+            current = parents.get(id(current))
+        if around is None or current is None:
+            return []
+        for block in (around.body, around.orelse):
+            for position, stmt in enumerate(block):
+                if stmt is current:
+                    return block[position + 1:]
+        return []
+
     def _runs_backward(self, node: ast.AST, depth: int) -> bool:
         """Whether ``node`` runs a backward pass, itself or in a function it calls (a helper
         that only resets, ``self._start_update()``, runs none)."""
@@ -331,7 +361,8 @@ class Effects:
         # A reset under a counter test (`if i % k == 0: zero_grad()`) opens an accumulation
         # window on purpose: GC001 trusts it, and so does GC002 when the step is counter-gated.
         # Not when the backward pass runs under that same test: then the window is the block.
-        counter = bool(inner and inner[-1]) and not self._backward_inside(self._conditions[-1][3])
+        counter = bool(inner and inner[-1]) and not self._backward_inside(self._conditions[-1][3]) \
+            and not self._step_follows(self._conditions[-1][3], event, targets)
         if counter and self._loops:
             self.counter_zeroed_in_loop.setdefault(id(self._loops[-1]), set()).update(targets)
         between_epochs = self._epoch_unit and not any(
@@ -698,3 +729,11 @@ def _finishing_order(node: ast.AST) -> list[ast.AST]:
 
 def _parameters(scope: ast.AST) -> list[str]:
     return syntax.parameter_names(scope.args) if isinstance(scope, syntax.FUNCTIONS) else []
+
+
+def _stepped(call: ast.Call) -> str | None:
+    """The optimizer a step call names: ``opt`` in ``opt.step()`` and ``scaler.step(opt)``."""
+    args = syntax.positional(call)
+    if args and type(call.func) is ast.Attribute and "scaler" in (ev.dotted(call.func.value) or "").lower():
+        return ev.dotted(args[0])
+    return ev.dotted(call.func.value) if type(call.func) is ast.Attribute else None

@@ -374,8 +374,9 @@ def _in_cleanup(analysis, node) -> bool:
     return False
 
 def _window_end(analysis, step_stmt, zero_stmt):
-    """Where the moved reset goes: after the step, or, when the step sits under a guard of its
-    own inside the counter test that closes the window (`if (i + 1) % k == 0:` then
+    """Where the moved reset goes: after the step, or after the ``if`` around the step that
+    sits beside the reset; when the step sits under a guard of its own inside the counter test
+    that closes the window (`if (i + 1) % k == 0:` then
     `if math.isfinite(norm): step()`), after that guard, so that a skipped step still ends the
     window with a reset instead of leaving gradients to pile up forever."""
     import ast
@@ -398,4 +399,6 @@ def _window_end(analysis, step_stmt, zero_stmt):
                 return anchor  # the window's own test: the reset goes last inside it
             anchor = node
         node = analysis.index.parents.get(id(node))
-    return step_stmt
+    # `if fp16: scaler.step(opt) else: opt.step()` beside the reset: after the whole `if`,
+    # so that every branch still resets, and as often as before
+    return anchor

@@ -22,6 +22,7 @@ from lint_rules.events import (
     last_name,
     looks_like_optimizer,
 )
+from lint_rules.parameter_sources import constructor_models
 from lint_rules.rebinding import SAME_OBJECT_GETTERS
 from lint_rules.source import SourceText
 
@@ -35,13 +36,6 @@ _FRAMEWORK_METHODS = frozenset(
 
 
 STEP_NAMES = ("step", "optimizer_step")  # the stepping names of events.EVENT_CALL_NAMES
-
-
-def _models_of(call: ast.Call) -> set[str]:
-    """The models whose ``parameters()`` an optimizer's constructor call reads."""
-    return {dotted(n.func.value) or "" for n in syntax.walk(call)
-            if type(n) is ast.Call and type(n.func) is ast.Attribute
-            and n.func.attr in ("parameters", "named_parameters")} - {""}
 
 
 # nn.Module methods that return the module itself: `Net(...).to(device)` is still a `Net`.
@@ -343,7 +337,7 @@ class ModuleIndex:
             if key and creates and not getter:
                 self.optimizers.add(key)
                 self.built_by[key] = name
-                self._models[key] = _models_of(call)
+                self._models[key] = constructor_models(call, self.scope_of(stmt))
                 self._params[key] = _listed_tensors(call)
                 self._opt_site[key] = stmt
 

@@ -278,7 +278,7 @@ def _zeroes(index: ModuleIndex, target: str, optimizer: str) -> bool:
     if index.is_optimizer(target) and not index.is_group(target):
         return False
     owned = index.optimizers_of_model(target)
-    return not owned or optimizer in owned
+    return not owned or optimizer in owned | index.groups_holding(owned)
 
 
 def _block_holding(owner: ast.AST, stmt: ast.AST) -> list[syntax.Statement]:

@@ -190,6 +190,7 @@ class Effects:
                 continue
             gated = False
             owned = self.index.optimizers_of_model(key) if key != ev.ALL else set()
+            owned |= self.index.groups_holding(owned)
             # `teacher.zero_grad()` when every optimizer here is known to hold other models:
             # it still counts as a reset (no GC002), but never as discarding a step's gradients.
             partial |= not owned and key != ev.ALL and self.index.models_all_known()

@@ -92,6 +92,7 @@ class ModuleIndex:
         self.step_calls: list[ast.Call] = []  # every `x.step(...)`, schedulers' included
         self._holding_steps: set[int] | None = None
         self._optimizer_usage: set[str] | None = None
+        self._group_members: dict[str, set[str]] | None = None
         events: list[ast.AST] = []
         local_calls: list[tuple[str, ast.Call]] = []
         self.referenced: set[str] = set()  # names read, and attributes read on `self`/`cls`
@@ -420,6 +421,23 @@ class ModuleIndex:
         file built one optimizer under that name (``opt_heads = Adam(...)``)."""
         return is_group_name(key) and key not in self.optimizers and key not in self.annotated \
             and not key.endswith("]")  # `self.optimizers["critic"]` is one member of it
+
+    def groups_holding(self, optimizers: set[str]) -> set[str]:
+        """Collections of optimizers that this file lists with one of ``optimizers`` among
+        their members (``optimizers = [opt_body, opt_head]``): a reset of the model that
+        member holds reaches the collection's steps too."""
+        if not optimizers:
+            return set()
+        if self._group_members is None:
+            self._group_members = {}
+            for node in self._assignments:
+                if type(node.value) not in (ast.List, ast.Tuple):
+                    continue
+                members = {dotted(e) for e in node.value.elts} - {None}
+                for key in filter(None, map(dotted, node.targets)):
+                    if self.is_group(key):
+                        self._group_members.setdefault(key, set()).update(members)
+        return {group for group, members in self._group_members.items() if members & optimizers}
 
     def models_of(self, optimizer: str) -> set[str]:
         """Receivers whose ``.parameters()`` went into ``optimizer``'s constructor."""

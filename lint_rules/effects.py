@@ -143,7 +143,7 @@ class Effects:
             self.backward_loops.update(map(id, self._loops))
             event = self._event(ev.BACKWARD, call, self.text.segment(call))
             self._note_reach(event, call)
-            return self._map_all(state, lambda f: on_backward(f, event))
+            return self._on_backward(state, event)
         receiver = ev.zero_call_receiver(call)
         if receiver is not None:
             return self._zero_call(call, receiver, state)
@@ -642,6 +642,21 @@ class Effects:
         for assumptions, facts in state.items():
             kept = {k: facts.get(k, facts[None]) for k in spared}
             out[assumptions] = {**{k: frozenset(map(fn, v)) for k, v in facts.items()}, **kept}
+        return out
+
+    def _on_backward(self, state: State, event: ev.Event) -> State:
+        """Every optimizer's facts after the backward pass ``event``. Stale gradients name the
+        first pass that added to them, unless only a later one is known to reach that
+        optimizer's parameters: a GAN's generator, never reset, is told of its own loss's
+        pass, not of the discriminator's, which stops at the detached fake images."""
+        reached = self._reached.get(event, frozenset())
+        out: State = {}
+        for assumptions, facts in state.items():
+            out[assumptions] = {
+                key: frozenset((STALE, event, f[2]) if f[0] == STALE and key in reached
+                               and key not in self._reached.get(f[1], ()) else on_backward(f, event)
+                               for f in value)
+                for key, value in facts.items()}
         return out
 
     def _map_key(self, state: State, key: str, fn) -> State:

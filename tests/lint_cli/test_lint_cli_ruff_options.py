@@ -273,8 +273,11 @@ def test_watch_in_a_real_process_ends_on_ctrl_c_with_130(project, kit):
     kit.write(project, {"a.py": kit.MISSING_ZERO_GRAD})
     command = [sys.executable, "-c", "from gradcheck.cli import main; main()", "lint",
                "--no-cache", "--watch"]
+    # A job started in the background of a shell inherits SIGINT ignored, and Python then
+    # installs no KeyboardInterrupt handler: give the child the default, as a terminal would.
     process = subprocess.Popen(command, cwd=project, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     watchdog = threading.Timer(120, process.kill)  # a watch that never prints must not hang
     watchdog.start()
     try:

@@ -155,9 +155,12 @@ def test_exit_statuses_are_the_scripts_own(tmp_path, capsys, body, status, err):
 
 def test_ctrl_c_exits_130_like_python(tmp_path):
     (tmp_path / "waits.py").write_text("import time\nprint('ready', flush=True)\ntime.sleep(60)\n")
+    # A job started in the background of a shell inherits SIGINT ignored; a terminal's
+    # Ctrl-C reaches a child with the default handler, so give it that.
+    default_sigint = (lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) if os.name == "posix" else None
     process = subprocess.Popen([sys.executable, "-m", "gradcheck", "run", "waits.py"],
                                cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+                               text=True, preexec_fn=default_sigint)
     assert process.stdout.readline() == "ready\n"
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)

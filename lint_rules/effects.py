@@ -13,8 +13,7 @@ import ast
 from lint_rules import events as ev
 from lint_rules import rebinding, syntax
 from lint_rules.bindings import Bindings
-from lint_rules import reach
-from lint_rules.reach import models_feeding
+from lint_rules.reach import input_tensors, made_to_require_grad, models_feeding
 from lint_rules.states import (
     APPLIED,
     CLEAN,
@@ -32,7 +31,7 @@ from lint_rules.states import (
     on_zero,
     ordered,
 )
-from lint_rules.summaries import STEP_NAMES, FunctionNode
+from lint_rules.summaries import FunctionNode
 
 MAX_INLINE_DEPTH = 4  # frames, counting the analysed function itself
 ALIAS_PREFIX = "<gradients of>"  # the key of a model's gradients handed to another by reference
@@ -102,8 +101,8 @@ class Effects:
         if owner is None or "." in owner:
             return False
         scope = self.index.scope_of(stmt)
-        return owner in reach.input_tensors(scope) and owner not in _parameters(scope) \
-            and reach.made_to_require_grad(scope, owner)
+        return owner in input_tensors(scope) and owner not in _parameters(scope) \
+            and made_to_require_grad(scope, owner)
 
     def _calls_in(self, node: ast.AST, stmt: ast.AST, state: State) -> State:
         calls = self.index.call_cache.get(id(node))
@@ -315,7 +314,8 @@ class Effects:
                     continue
                 if ev.is_backward_call(node):
                     return False
-                if syntax.callee_name(node) in STEP_NAMES and _stepped(node) in names:
+                stepped = ev.step_target(node, self.index.is_optimizer)
+                if stepped is not None and stepped[0] in names:
                     return True
         return False
 
@@ -650,14 +650,14 @@ class Effects:
         optimizer's parameters: a GAN's generator, never reset, is told of its own loss's
         pass, not of the discriminator's, which stops at the detached fake images."""
         reached = self._reached.get(event, frozenset())
-        out: State = {}
-        for assumptions, facts in state.items():
-            out[assumptions] = {
-                key: frozenset((STALE, event, f[2]) if f[0] == STALE and key in reached
-                               and key not in self._reached.get(f[1], ()) else on_backward(f, event)
-                               for f in value)
-                for key, value in facts.items()}
-        return out
+
+        def after(fact: tuple, key: str | None) -> tuple:
+            if fact[0] == STALE and key in reached and key not in self._reached.get(fact[1], ()):
+                return (STALE, event, fact[2])
+            return on_backward(fact, event)
+
+        return {assumptions: {key: frozenset(after(f, key) for f in value) for key, value in facts.items()}
+                for assumptions, facts in state.items()}
 
     def _map_key(self, state: State, key: str, fn) -> State:
         out: State = {}
@@ -746,10 +746,3 @@ def _finishing_order(node: ast.AST) -> list[ast.AST]:
 def _parameters(scope: ast.AST) -> list[str]:
     return syntax.parameter_names(scope.args) if isinstance(scope, syntax.FUNCTIONS) else []
 
-
-def _stepped(call: ast.Call) -> str | None:
-    """The optimizer a step call names: ``opt`` in ``opt.step()`` and ``scaler.step(opt)``."""
-    args = syntax.positional(call)
-    if args and type(call.func) is ast.Attribute and "scaler" in (ev.dotted(call.func.value) or "").lower():
-        return ev.dotted(args[0])
-    return ev.dotted(call.func.value) if type(call.func) is ast.Attribute else None

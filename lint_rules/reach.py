@@ -148,7 +148,7 @@ def made_to_require_grad(scope: ast.AST, name: str) -> bool:
                 for t in node.targets):
             return True
         if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "requires_grad_" \
-                and ev.dotted(node.func.value) == name and syntax.constant(
-                    node.args[0] if node.args else ast.Constant(True)) is True:
+                and ev.dotted(node.func.value) == name \
+                and (not node.args or syntax.constant(node.args[0]) is True):
             return True
     return False

@@ -217,9 +217,10 @@ class ModuleIndex:
                        and id(call) not in self.marked]
 
     def _may_run_own_code(self, call: ast.Call) -> bool:
-        """Whether ``resolve`` could find a function of this file for ``call``: not for
-        ``self.encoder.train()`` or ``model.eval()``, which run nn.Module's methods whatever
-        this file defines under those names, so the `if` around them holds no event."""
+        """Whether ``call`` may run a function of this file: not ``self.encoder.train()`` or
+        ``model.eval()``, nn.Module's methods whatever this file defines under those names,
+        nor ``self.task.step_fn()``, some other object's. ``resolve`` and the marking of
+        eventful code both ask this, so an `if` around such a call holds no event."""
         func = call.func
         if type(func) is not ast.Attribute:
             return True
@@ -666,6 +667,8 @@ class ModuleIndex:
         if type(func) is not ast.Attribute:
             return None
         attr = func.attr
+        if not self._may_run_own_code(call):
+            return None
         if type(func.value) is ast.Name and func.value.id in self.imports:
             return self._imported_callee(call)  # `helpers.reset(opt)`
         owner = self.instance_class(dotted(func.value))
@@ -677,10 +680,6 @@ class ModuleIndex:
             own = self.class_method(class_name, attr) if class_name else None
             if own is not None:
                 return own
-        elif attr in _FRAMEWORK_METHODS or type(func.value) is not ast.Name:
-            # model.train() is nn.Module's whatever this file defines; self.task.step_fn()
-            # belongs to some other object.
-            return None
         # Another object's method: only when this file defines exactly one method by that name.
         return candidates[0][1] if len(candidates) == 1 else None
 

@@ -99,6 +99,8 @@ def analyse(tree: ast.Module, text: SourceText, project=None, path: str | None =
         if issue.code == "GC001":
             analysis.gc001.append(issue)
             continue
+        if _reset_by_another_method(analysis.index, issue):
+            continue
         once = None if issue.restep else _zeroed_once_before(analysis, issue, zeroed)
         if once is None:
             issue.reset_elsewhere = _reset_on_other_paths(analysis, issue, zeroed)
@@ -187,6 +189,28 @@ def _matched_windows(issue: Issue, counter_zeroed: dict[int, set[str]]) -> bool:
         return False
     zeroed = counter_zeroed.get(id(issue.loops[-1]), set())
     return ev.ALL in zeroed or issue.optimizer in zeroed
+
+
+def _reset_by_another_method(index: ModuleIndex, issue: Issue) -> bool:
+    """A method that no code here calls steps an optimizer that another method of its class
+    resets (``backward()`` steps what ``process()`` reset, and a trainer elsewhere calls the
+    two in turn): the order they run in is decided out of sight, hence benign."""
+    if issue.restep or any(isinstance(n, syntax.LOOPS) for n in issue.loops):
+        return False
+    function = next((n for n in issue.loops if isinstance(n, syntax.FUNCTIONS)), None)
+    cls = index.classes.get(index.enclosing_class(function) or "") if function else None
+    if cls is None:
+        return False
+    for method in cls.body:
+        if method is function or not isinstance(method, syntax.FUNCTIONS):
+            continue
+        for node in syntax.walk(method):
+            receiver = ev.zero_call_receiver(node) if type(node) is ast.Call else None
+            if receiver and receiver != ev.ALL and (receiver == issue.optimizer or (
+                    not index.is_optimizer(receiver)
+                    and issue.optimizer in index.optimizers_of_model(receiver))):
+                return True
+    return False
 
 
 def _reset_on_other_paths(analysis: Analysis, issue: Issue, zeroed: dict[int, set[str]]) -> bool:

@@ -170,7 +170,21 @@ class Effects:
         callee = self.index.resolve(call, self._class[-1], self._local_defs[-1])
         if callee is not None:
             return self._inline(callee, call, state)
+        if self.index.hands_optimizer_to_unread_code(call):
+            return self._unknown_reset(call, state)
         return state
+
+    def _unknown_reset(self, call: ast.Call, state: State) -> State:
+        """A function of the project that is not read, handed optimizers: it may reset them.
+        For GC002 that counts as a reset; it is never a discard (GC001), nor a reset the loop
+        is known to do (GC003)."""
+        keys = [k for arg in syntax.call_values(call) for k in self._expand(self._key(arg) or "")
+                if k and self.index.is_optimizer(self._subst_key(k))]
+        keys = sorted(set(self._unwrapped(tuple(keys))))
+        if not keys:
+            return state
+        maybe = self._event(ev.ZERO, call, keys[0], partial=True)
+        return self._apply_zero(maybe, tuple(keys), state, certain=False)
 
     def _zero_call(self, call: ast.Call, receiver: str, state: State) -> State:
         keys = self._unwrapped(self._expand(receiver)) if receiver != ev.ALL else (ev.ALL,)

@@ -191,6 +191,8 @@ class Interpreter(Compound, Effects):
             return Flow(normal=state)
         if kind is ast.Expr and type(stmt.value) is ast.Call and self._restores_weights(stmt.value):
             return Flow(normal=self._map_all(state, after_revert))
+        if kind is ast.Assert:
+            return Flow(normal=self._asserted(stmt, state))
         if not self.contains_events(stmt) and not syntax.may_jump(stmt):
             if syntax.is_compound(stmt) and any(
                     map(self.index.is_optimizer, syntax.bound_names(stmt))):
@@ -225,6 +227,19 @@ class Interpreter(Compound, Effects):
         if kind is ast.Continue:
             return Flow(cont=self._skipped(state))
         return Flow(normal=self._assigned(stmt, state))
+
+    def _asserted(self, stmt: ast.Assert, state: State) -> State | None:
+        """``assert self.n_backward == 0`` holds from here on (or the code stops): an ``if``
+        on the same test further on (``if self.n_backward == 0: opt.zero_grad()`` in a
+        helper) takes its first branch. Only tests that some ``if`` reads are kept."""
+        test, value = stmt.test, True
+        while syntax.is_not(test):
+            test, value = test.operand, not value
+        if type(test) is ast.BoolOp or not self.index.tested_by_an_if(
+                syntax.canonical_test(test, self.text.segment)[0]):
+            return state
+        _, key, value = self._canonical(test, value)
+        return self._split(state, key, value)[0]
 
     def _if(self, stmt: ast.If, state: State) -> Flow:
         state = self._calls_in(stmt.test, stmt, state)

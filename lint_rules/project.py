@@ -39,6 +39,9 @@ _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # optimizer, or a method that adds to an attribute of its object (a meter's `update`).
 _NEXT_TOP_LEVEL = re.compile(rb"^[^\s#)\]}]", re.MULTILINE)
 _RELEVANT = re.compile(rb"zero_grad|backward\s*\(|\.grad\b|\.step\s*\(|optim|self\.[\w.]+\s*\+=")
+# `from .train import Trainer` (or `*`, or a parenthesised list) in a package's __init__.py
+_REEXPORT = re.compile(rb"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
+MAX_REEXPORT_HOPS = 2  # `pkg/__init__.py` -> `pkg/utils/__init__.py` -> `pkg/utils/train.py`
 
 
 @dataclass
@@ -65,7 +68,8 @@ class Project:
     @classmethod
     def around(cls, path: Path | str) -> Project:
         """The project seen from ``path``: its directory, the directory above its top-level
-        package, and the nearest repository root above it. Files with the same roots share
+        package, the nearest repository root above it, and the current directory when it
+        holds ``path``. Files with the same roots share
         one project, so each module of it is read once per process."""
         roots = cls._roots(path)
         key = tuple(roots)
@@ -87,14 +91,29 @@ class Project:
             if any((parent / marker).exists() for marker in _MARKERS):
                 roots.append(parent)
                 break
+        # `gradcheck lint .` run at a checkout's top, as `python -m pkg.train` would be: its
+        # top-level packages import each other from there, marker or not
+        cwd = Path.cwd()
+        if cwd in here.parents:
+            roots.append(cwd)
         return list(dict.fromkeys(roots))
 
     def definition(self, module: str, name: str, importer: Path | None = None,
-                   level: int = 0) -> tuple[ast.AST, LoadedModule] | None:
+                   level: int = 0, hops: int = 0) -> tuple[ast.AST, LoadedModule] | None:
         """The function or class ``name`` of module ``module`` (``from module import name``),
-        and its loaded module; None when either is not in the project."""
+        and its loaded module; None when either is not in the project. A package that
+        re-exports ``name`` from one of its modules (``from .train import Trainer`` in its
+        ``__init__.py``) leads to that module's definition."""
         path = self._find(module, importer, level)
-        if path is None or not self._defines(path, name):
+        if path is None:
+            return None
+        if not self._defines(path, name):
+            if hops >= MAX_REEXPORT_HOPS:
+                return None
+            for source, source_level, original in self._reexports(path, name):
+                found = self.definition(source, original, path, source_level, hops + 1)
+                if found is not None:
+                    return found
             return None  # `torch.zeros(...)`: nothing to parse a whole module for
         loaded = self.module(module, importer, level)
         if loaded is None:
@@ -105,6 +124,35 @@ class Project:
             return None
         self.used[str(loaded.path)] = loaded.digest
         return found, loaded
+
+    @staticmethod
+    def _reexports(path: Path, name: str) -> list[tuple[str, int, str]]:
+        """Where a package's ``__init__.py`` imports ``name`` from: (module, level, name
+        there) for each ``from .x import name [as alias]`` naming it, then each ``*`` import."""
+        if path.name != "__init__.py":
+            return []
+        try:
+            data = path.read_bytes() if path.stat().st_size <= MAX_MODULE_BYTES else b""
+        except OSError:
+            return []
+        named, starred = [], []
+        for match in _REEXPORT.finditer(data):
+            dots, module, listed = (g.decode("ascii", "replace") for g in match.groups())
+            for item in listed.strip("() \t\r\n").replace("\\", " ").split(","):
+                words = item.split()
+                exposed = words[2] if len(words) == 3 and words[1] == "as" else words[0] if words else ""
+                if exposed == name:
+                    named.append((module, len(dots), words[0]))
+                elif exposed == "*":
+                    starred.append((module, len(dots), name))
+        return named + starred
+
+    def may_define_events(self, module: str, name: str, importer: Path | None, level: int) -> bool:
+        """Whether ``module`` is one of the project's and its ``name`` may hold a gradient
+        event (its text mentions one, or a package re-exports it): what a caller that cannot
+        read it learns is then unknown. A third-party module is not the project's."""
+        path = self._find(module, importer, level)
+        return path is not None and (self._defines(path, name) or bool(self._reexports(path, name)))
 
     def module(self, module: str, importer: Path | None = None, level: int = 0) -> LoadedModule | None:
         path = self._find(module, importer, level)
@@ -188,7 +236,7 @@ class Project:
         hollow(tree, text)
         # NOTE: its own imports are not followed: one module away covers the helpers, meters
         # and trainers a script imports, and following them further would read whole trees
-        loaded.index = ModuleIndex(tree, SourceText(text), path=path)
+        loaded.index = ModuleIndex(tree, SourceText(text), path=path, finder=self)
         loaded.definitions = {node.name: node for node in tree.body
                               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
         return loaded

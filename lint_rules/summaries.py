@@ -52,12 +52,17 @@ class ModuleIndex:
     (['opt'], {'net'})
     """
 
-    def __init__(self, tree: ast.Module, text: SourceText, project=None, path=None) -> None:
+    def __init__(self, tree: ast.Module, text: SourceText, project=None, path=None,
+                 finder=None) -> None:
         self.tree = tree
         self.text = text
         self.project = project  # lint_rules.project.Project: where imports lead, or None
+        # the project that loaded this module for another one: it tells which of this
+        # module's imports are the project's own, though they are not followed from here
+        self._finder = project or finder
         self.path = path
         self.imports: dict[str, tuple[str, str | None, int]] = {}  # name -> (module, attr, level)
+        self._star_imports: list[tuple[str, int]] = []  # `from pkg.utils import *`: (module, level)
         self._owners: dict[int, ModuleIndex] = {}  # a definition of another module -> its index
         self._foreign: dict[tuple[str, str | None], ast.AST | None] = {}
         self.functions: dict[str, FunctionNode] = {}
@@ -129,6 +134,9 @@ class ModuleIndex:
                 self._ifs.append(node)
             elif kind is ast.ImportFrom:
                 for alias in node.names:
+                    if alias.name == "*":
+                        self._star_imports.append((node.module or "", node.level))
+                        continue
                     self.imports[alias.asname or alias.name] = (node.module or "", alias.name, node.level)
             elif kind is ast.Import:
                 for alias in node.names:
@@ -204,7 +212,8 @@ class ModuleIndex:
         self.marked: set[int] = set()
         self.eventful: set[str] = set()
         pending = list(events) + self._construction_nodes + [
-            call for _, call in local_calls if self._calls_eventful_import(call)]
+            call for _, call in local_calls
+            if self._calls_eventful_import(call) or self.hands_optimizer_to_unread_code(call)]
         # every function of the file by name, nested ones too (`def update(data):` inside
         # `ddpg(...)`, called from its loop)
         known = set(self.functions) | set(self.methods) | self._nested_names
@@ -594,11 +603,16 @@ class ModuleIndex:
     def imported(self, name: str, attr: str | None = None) -> ast.AST | None:
         """The function or class that ``name`` (``name.attr`` for a module) is imported as
         from another module of the project; None when it is not one (or unknown)."""
-        if self.project is None or name not in self.imports:
+        if self.project is None or name not in self.imports and (attr or not self._star_imports):
             return None
         key = (name, attr)
         if key not in self._foreign:
-            self._foreign[key] = self._definition(*self.imports[name], attr)
+            if name in self.imports:
+                self._foreign[key] = self._definition(*self.imports[name], attr)
+            else:  # `assign_grads(model, g)` after `from pkg.utils import *`
+                self._foreign[key] = next(filter(None, (
+                    self._definition(module, name, level, None)
+                    for module, level in self._star_imports)), None)
         return self._foreign[key]
 
     def _definition(self, module: str, imported: str | None, level: int, attr: str | None):
@@ -636,6 +650,30 @@ class ModuleIndex:
         callee = self._imported_callee(call)
         owner = self._owners.get(id(callee)) if callee is not None else None
         return owner is not None and owner.contains_events(callee)
+
+    def hands_optimizer_to_unread_code(self, call: ast.Call) -> bool:
+        """``mart_loss(self.model, x, y, self.optimizer)`` with ``mart_loss`` imported from a
+        module of the project that the analysis does not read (two imports away, or not
+        parsed): handed an optimizer, it may reset it, so what it does is unknown."""
+        if not any(self.is_optimizer(dotted(arg) or "") for arg in syntax.call_values(call)):
+            return False
+        func = call.func
+        if type(func) is ast.Attribute and type(func.value) is ast.Name:
+            name, attr = func.value.id, func.attr
+        elif type(func) is ast.Name:
+            name, attr = func.id, None
+        else:
+            return False
+        if self._finder is None or name not in self.imports or self._imported_callee(call) is not None:
+            return False
+        module, imported, level = self.imports[name]
+        if attr is None:  # `from pkg.losses import mart_loss` ... `mart_loss(...)`
+            function = imported
+        elif imported is None:  # `import pkg.losses as losses` ... `losses.mart_loss(...)`
+            function = attr
+        else:  # `from pkg import losses` ... `losses.mart_loss(...)`
+            module, function = f"{module}.{imported}" if module else imported, attr
+        return self._finder.may_define_events(module, function, self.path, level)
 
     def _imported_callee(self, call: ast.Call) -> ast.AST | None:
         func = call.func
@@ -721,7 +759,13 @@ class ModuleIndex:
                 # `if not c:` reads the same test as `if c:`, `x != 0` as `x == 0`
                 text, _ = syntax.canonical_test(node.test, self.text.segment)
                 (self._repeated_tests if text in seen else seen).add(text)
+            self._if_tests = seen
         return self._repeated_tests
+
+    def tested_by_an_if(self, text: str) -> bool:
+        """Whether some ``if``/``elif`` here tests ``text`` (a canonical test's text)."""
+        self.repeated_tests()
+        return text in self._if_tests
 
     def enclosing_class(self, function: ast.AST) -> str | None:
         """Class name for a method, else None."""

@@ -113,6 +113,11 @@ def positional(call: ast.Call) -> list[ast.AST]:
     return call.args
 
 
+def call_values(call: ast.Call) -> list[ast.AST]:
+    """Every argument's value, positional and keyword."""
+    return [*call.args, *(k.value for k in call.keywords)]
+
+
 def keywords(call: ast.Call) -> list[tuple[str | None, ast.expr]]:
     """``(name, value)`` per keyword argument; ``**kwargs`` has the name None."""
     return [(k.arg, k.value) for k in call.keywords]

@@ -200,3 +200,136 @@ def test_an_inherited_reset_between_backward_and_step_is_reported_at_its_call(tm
                                        "        self.optimizer_zero_grad(mod)\n"
                                        "        self.optimizer_step()\n")
     assert lint(script) == [(7, "GC001", False)]
+
+
+TRAINER_BASE = '''\
+import torch
+
+from .losses import robust_loss
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def standard_loss(self, x, y):
+        self.optimizer.zero_grad()
+        return torch.nn.functional.cross_entropy(self.model(x), y)
+
+    def unreset_loss(self, x, y):
+        return torch.nn.functional.cross_entropy(self.model(x), y)
+
+    def robust_loss(self, x, y):
+        # the loss helper lives one more import away, which the analysis does not follow
+        return robust_loss(self.model, x, y, self.optimizer)
+'''
+
+LOSSES = '''\
+import torch
+
+
+def robust_loss(model, x, y, optimizer):
+    delta = torch.zeros_like(x, requires_grad=True)
+    model(x + delta).sum().backward()
+    optimizer.zero_grad()
+    return torch.nn.functional.cross_entropy(model(x + delta.grad.sign()), y)
+'''
+
+
+def _trainer_package(tmp_path: Path, loss_call: str) -> Path:
+    """A training script whose trainer derives from a class the package re-exports
+    (``from .train import Trainer`` in its ``__init__.py``)."""
+    script = project(tmp_path, "from pkg import Trainer\n\n\nclass WideTrainer(Trainer):\n"
+                               "    def train(self, loader):\n        for x, y in loader:\n"
+                               f"            loss = self.{loss_call}(x, y)\n"
+                               "            loss.backward()\n            self.optimizer.step()\n")
+    (tmp_path / "pkg" / "__init__.py").write_text("from .train import Trainer\n")
+    (tmp_path / "pkg" / "train.py").write_text(TRAINER_BASE)
+    (tmp_path / "pkg" / "losses.py").write_text(LOSSES)
+    return script
+
+
+def test_a_base_class_re_exported_by_its_package_is_read(tmp_path: Path) -> None:
+    # the inherited loss helper resets: silent
+    assert lint(_trainer_package(tmp_path, "standard_loss")) == []
+
+
+def test_a_base_class_method_that_never_resets_is_still_reported(tmp_path: Path) -> None:
+    # read through the re-export, the inherited helper is known not to reset
+    assert lint(_trainer_package(tmp_path, "unreset_loss")) == [(9, "GC002", True)]
+
+
+def test_an_optimizer_handed_to_a_helper_two_imports_away_is_unknown(tmp_path: Path) -> None:
+    # `robust_loss` is read from the base class's module, but the function it hands the
+    # optimizer to is one more import away: it may reset, so nothing is reported
+    assert lint(_trainer_package(tmp_path, "robust_loss")) == []
+
+
+def test_a_third_party_function_handed_the_optimizer_is_no_reset(tmp_path: Path) -> None:
+    script = project(tmp_path, '''\
+import torch
+from apex import amp
+
+
+def train(model, loader):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in loader:
+        with amp.scale_loss(model(x).sum(), optimizer) as scaled:
+            scaled.backward()
+        optimizer.step()
+''')
+    assert lint(script) == [(10, "GC002", True)]
+
+
+def test_the_current_directory_is_a_root_of_a_checkout_without_markers(
+        tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "__init__.py").write_text("from .helpers import reset\n")
+    (tmp_path / "core" / "helpers.py").write_text(HELPERS)
+    (tmp_path / "recipes").mkdir()
+    script = tmp_path / "recipes" / "train.py"
+    script.write_text("from core import reset\n\n\ndef train(model, optimizer, loader):\n"
+                      "    for x in loader:\n        model(x).sum().backward()\n"
+                      "        optimizer.step()\n        reset(model)\n")
+    assert lint(script) == [(7, "GC002", True)]  # run from elsewhere: `core` is not found
+    monkeypatch.chdir(tmp_path)
+    assert lint(script) == []
+
+
+GRADIENT_UTILS = '''\
+import torch
+
+
+def flat_grads(model):
+    return torch.cat([p.grad.reshape(-1) for p in model.parameters()])
+
+
+def write_grads(model, flat):
+    start = 0
+    for p in model.parameters():
+        p.grad = flat[start:start + p.numel()].view_as(p).clone()
+        start += p.numel()
+'''
+
+
+def _client(tmp_path: Path, after_reset: str) -> Path:
+    """A federated client that takes the gradient out, resets, and (or not) writes a
+    corrected gradient back before the step; the helpers come in by a star import."""
+    script = project(tmp_path, "import torch\nfrom pkg.grads import *\n\n\n"
+                               "def local_update(model, optimizer, loader, correction):\n"
+                               "    for x, y in loader:\n        optimizer.zero_grad()\n"
+                               "        torch.nn.functional.mse_loss(model(x), y).backward()\n"
+                               "        flat = flat_grads(model).detach().clone()\n"
+                               "        optimizer.zero_grad()\n"
+                               f"        {after_reset}\n        optimizer.step()\n")
+    (tmp_path / "pkg" / "grads.py").write_text(GRADIENT_UTILS)
+    return script
+
+
+def test_a_gradient_written_back_after_the_reset_is_what_the_step_applies(tmp_path: Path) -> None:
+    assert lint(_client(tmp_path, "write_grads(model, flat - correction)")) == []
+
+
+def test_a_reset_with_nothing_written_back_still_discards_the_backward(tmp_path: Path) -> None:
+    assert lint(_client(tmp_path, "flat = flat - correction")) == [(10, "GC001", True)]

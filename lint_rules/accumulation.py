@@ -103,7 +103,10 @@ def _keeping_positions(cls: ast.ClassDef, method: str) -> tuple[int, ...]:
                     if type(node) is ast.AugAssign and type(node.op) is ast.Add
                     and (ev.dotted(node.target) or "").startswith("self.")
                     for n in _value_names(node.value)}
-            return tuple(i for i, p in enumerate(params) if p in kept)
+            # `value = float(value)` first: what is added is no longer what was passed
+            rebound = {name for node in ast.walk(item) if type(node) is ast.Assign
+                       for target in node.targets for name in syntax.stored_names(target)}
+            return tuple(i for i, p in enumerate(params) if p in kept - rebound)
     return ()
 
 
@@ -237,8 +240,8 @@ class _Unit:
                 # (a loop that does not run the backward keeps one graph, not one per step)
                 if within_step and self._scaled(backward):
                     continue  # k micro-batches of one step (`loss / k`), freed at the step
-                if how == "append" and all(self._only_a_factor(h, node) for h in hits):
-                    continue  # an entry per step of a reward or a mask, not of the loss
+                if all(self._only_a_factor(h, node) for h in hits):
+                    continue  # a reward, a mask or a weight kept per step, not the loss
                 kept_exprs = tuple(map(self._entry_of, hits))
                 yield RunningTotal(node, target, self._text(kept_exprs[0]), backward, kept_exprs, how)
 

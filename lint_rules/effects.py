@@ -230,6 +230,12 @@ class Effects:
             maybe = self._event(ev.ZERO, call, receiver, partial=True)
             state = self._apply_zero(maybe, (ev.ALL,), state, spared=frozenset(spared | covered),
                                      certain=False)
+        siblings = _siblings(state, targets)
+        if siblings:
+            # `optimizers[i].zero_grad()`: which member `i` picks is unknown, so any other
+            # member may be the one reset. A reset for GC002, never a discard for GC001.
+            maybe = self._event(ev.ZERO, call, receiver, partial=True)
+            state = self._apply_zero(maybe, siblings, state, certain=False)
         if gated and self.index.shares_parameters():
             # Two optimizers here hold the same parameters (Lightning's two-optimizer tests):
             # one's reset clears the other's gradients too. Count it as a reset for GC002,
@@ -395,6 +401,8 @@ class Effects:
         fn = lambda f: on_zero(f, event, quiet)
         if ev.ALL in targets:
             return self._map_all(state, fn, spared)
+        for key in _members(state, targets):
+            state = self._map_key(state, key, fn)  # `for opt in optimizers: opt.zero_grad()`
         for key in targets:
             state = self._map_key(state, key, fn)
             state = self._map_all(state, lambda f, k=key: after_other_reset(f, k), {key})
@@ -680,6 +688,28 @@ class Effects:
             facts[key] = frozenset(map(fn, facts.get(key, facts[None])))
             out[assumptions] = facts
         return out
+
+
+def _known_keys(state: State) -> set[str]:
+    return {k for facts in state.values() for k in facts if k}
+
+
+def _members(state: State, targets: tuple[str, ...]) -> list[str]:
+    """The members of reset collections that the state knows (``optimizers[a]`` for
+    ``optimizers``)."""
+    prefixes = tuple(f"{t}[" for t in targets if t != ev.ALL)
+    return sorted(k for k in _known_keys(state) if prefixes and k.startswith(prefixes)
+                  and k not in targets)
+
+
+def _siblings(state: State, targets: list[str]) -> tuple[str, ...]:
+    """Other members of the collections that ``targets`` pick members of by a variable, and
+    those collections themselves."""
+    prefixes = {p for p in map(ev.member_prefix, targets) if p}
+    if not prefixes:
+        return ()
+    found = {k for k in _known_keys(state) if k.startswith(tuple(prefixes))} | {p[:-1] for p in prefixes}
+    return tuple(sorted(found - set(targets)))
 
 
 def _left_at_none(fn: FunctionNode, pairs: list[tuple[str, ast.AST]]) -> list[str]:

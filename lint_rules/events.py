@@ -61,6 +61,40 @@ def dotted(node: ast.AST) -> str | None:
     return None
 
 
+def member_key(node: ast.AST) -> str | None:
+    """Like ``dotted``, and a member picked by a variable too: ``optimizers[a]``,
+    ``self.agents[i].actor_optimizer`` (the index as written). Only receivers of a step or a
+    reset are named this way: which member ``a`` picks is unknown, see ``member_prefix``."""
+    key = dotted(node)
+    if key is not None or type(node) not in (ast.Subscript, ast.Attribute):
+        return key
+    if type(node) is ast.Attribute:
+        base = member_key(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    base = dotted(node.value)
+    index = node.slice
+    if base is None or not all(type(n) in _INDEX_NODES for n in ast.walk(index)):
+        return None
+    return f"{base}[{ast.unparse(index)}]"
+
+
+_INDEX_NODES = (ast.Name, ast.Attribute, ast.Load, ast.Constant, ast.BinOp, ast.Add, ast.Sub,
+                ast.Mod, ast.Tuple)
+
+
+def member_prefix(key: str) -> str | None:
+    """``optimizers[`` for ``optimizers[a]``: the keys of every member of that collection
+    start with it; None for a key with no variable index."""
+    head, bracket, _ = key.partition("[")
+    return head + bracket if bracket and not _STRING_KEY.search(key) else None
+
+
+def member_index_names(key: str) -> set[str]:
+    """The names a member key's variable indices read: ``{"a"}`` for ``optimizers[a]``."""
+    return {name for inner in re.findall(r"\[([^\]]*)\]", key)
+            for name in re.findall(r"[A-Za-z_]\w*", inner)} if member_prefix(key) else set()
+
+
 def last_name(key: str) -> str:
     """The final component of a dotted key, without call parentheses or subscripts."""
     tail = re.split(r"\.", re.sub(r"\[[^\]]*\]", "", key))[-1]
@@ -331,7 +365,7 @@ def zero_call_receiver(call: ast.Call) -> str | None:
     """Receiver key of ``x.zero_grad()`` / ``x.clear_grad()`` / ``clear_grad(x)``; None if not one."""
     func = call.func
     if type(func) is ast.Attribute and func.attr in ("zero_grad", "clear_grad", "clear_gradients"):
-        return dotted(func.value) or ALL
+        return member_key(func.value) or ALL
     if type(func) is ast.Name and func.id in ("zero_grad", "clear_grad"):
         args = syntax.positional(call)
         return (dotted(args[0]) if args else None) or ALL
@@ -357,7 +391,7 @@ def step_target(call: ast.Call, is_optimizer) -> tuple[str, ast.AST | None] | No
         return (key, None) if key and is_optimizer(key) else None
     if func.attr != "step":
         return None
-    receiver = dotted(func.value)
+    receiver = member_key(func.value)
     if receiver and is_optimizer(receiver):
         closure = args[0] if args else syntax.keyword(call, "closure")
         return receiver, closure

@@ -427,6 +427,7 @@ class Interpreter(Compound, Effects):
         # A target name not standing for known members is a new object each iteration.
         fresh = syntax.stored_names(node.target) - set(aliases) if isinstance(node, syntax.FOR_LOOPS) else set()
         fresh_optimizers = {n for n in fresh if self.index.is_optimizer(n)}
+        targets = syntax.stored_names(node.target) if isinstance(node, syntax.FOR_LOOPS) else set()
         members = {k for keys in aliases.values() for k in keys}
         head = rebinding.restart(forget(state, varies), fresh, fresh_optimizers)
         entry = head
@@ -450,7 +451,11 @@ class Interpreter(Compound, Effects):
                 if back:
                     # The next iteration binds the next member / object: nothing carries over.
                     back = rebinding.restart(back, fresh, fresh_optimizers)
-                    back = rebinding.restore(back, members, entry)
+                    # `optimizers[a]` with `a` the loop's own target: the next iteration's is
+                    # another member, in the state the loop found it in
+                    picked = {k for facts in back.values() for k in facts
+                              if k and not targets.isdisjoint(ev.member_index_names(k))}
+                    back = rebinding.restore(back, members | picked, entry)
                 carried = forget(back, varies) if back else None
                 new_head = join(head, carried)
                 if new_head == head and number > 0:

@@ -140,7 +140,9 @@ class Project:
             dots, module, listed = (g.decode("ascii", "replace") for g in match.groups())
             for item in listed.strip("() \t\r\n").replace("\\", " ").split(","):
                 words = item.split()
-                exposed = words[2] if len(words) == 3 and words[1] == "as" else words[0] if words else ""
+                if not words:
+                    continue
+                exposed = words[2] if len(words) == 3 and words[1] == "as" else words[0]
                 if exposed == name:
                     named.append((module, len(dots), words[0]))
                 elif exposed == "*":

@@ -114,6 +114,9 @@ def _members(it: ast.AST, key_of, is_optimizer) -> tuple[str, ...] | None:
     if type(it) is ast.List or type(it) is ast.Tuple:
         keys = tuple(key_of(e) or "" for e in syntax.elements(it))
         return keys if keys and all(k and is_optimizer(k) for k in keys) else None
+    if type(it) is ast.Call and syntax.callee_name(it) == "values" and not it.args \
+            and type(it.func) is ast.Attribute:
+        it = it.func.value  # `for opt in optimizers.values()`
     key = key_of(it)
     return (key,) if key and ev.is_group_name(key) else None
 

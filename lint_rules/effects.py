@@ -512,7 +512,8 @@ class Effects:
         bindings = self._bindings.get(id(scope))
         if bindings is None:
             bindings = self._bindings[id(scope)] = Bindings(scope, self.index.parents)
-        found = models_feeding(call, scope, models, self.index.parents, bindings)
+        own = lambda c: self.index.resolve(c, self._class[-1], {})
+        found = models_feeding(call, scope, models, self.index.parents, bindings, own)
         if found:
             # The optimizers are looked up before the caller's names replace the callee's
             # (`self.qnet` of the class, not `agent.qnet` of the loop that calls its method).

@@ -38,6 +38,10 @@ _ADDS_TO_SELF = re.compile(r"\bself\.[\w.]+\s*\+=")
 # A method that returns a counter test (``return step % k == k - 1``) tells when a step runs
 # (``do_step = self._should_do_step()``): kept when the file calls it.
 _RETURNS_COUNTER_TEST = re.compile(r"\breturn\b[^\r\n]*%")
+# A method that returns what one of its object's networks computes (``return
+# -self.q(s, self.policy(s)).mean()``) tells which networks a loss built by calling it goes
+# through (``reach.py``): kept when the file calls it.
+_RETURNS_OWN_CALL = re.compile(r"\breturn\b[^\r\n]*\bself\.[\w.]+\s*\(")
 _STRING = re.compile(r"""[rRbBuUfF]{0,2}(?:"(?:[^"\\\r\n]|\\[^\r\n])*"|'(?:[^'\\\r\n]|\\[^\r\n])*')""")
 _COMMENT = re.compile(r"#[^\r\n]*")
 _LINE_END = re.compile(r"\r\n|\r|\n")
@@ -70,6 +74,7 @@ class _Code:
         self.relevant = [m.start() for m in _RELEVANT.finditer(self.text)]
         self.adds_to_self = [m.start() for m in _ADDS_TO_SELF.finditer(self.text)]
         self.counter_returns = [m.start() for m in _RETURNS_COUNTER_TEST.finditer(self.text)]
+        self.own_call_returns = [m.start() for m in _RETURNS_OWN_CALL.finditer(self.text)]
         self.calls: dict[str, list[int]] = {}
         for match in _CALL.finditer(self.text):
             self.calls.setdefault(match.group(1), []).append(match.start())
@@ -107,7 +112,8 @@ def _kept(functions: list[tuple[ast.AST, int]], code: _Code) -> set[int]:
     spans = [code.span(function.lineno, function.end_lineno) for function, _ in functions]
     relevant = {i for i, span in enumerate(spans) if _any_within(code.relevant, span)
                 or functions[i][0].name in code.calls and (
-                    _any_within(code.adds_to_self, span) or _any_within(code.counter_returns, span))}
+                    _any_within(code.adds_to_self, span) or _any_within(code.counter_returns, span)
+                    or _any_within(code.own_call_returns, span))}
     new_names = {functions[i][0].name for i in relevant}
     kept_names: set[str] = set()
     calls: list[int] = []  # where the file calls a kept function, sorted

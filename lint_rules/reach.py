@@ -40,21 +40,32 @@ _CUTS = frozenset({"detach", "item", "detach_", "numpy", "tolist"})
 
 def models_feeding(call: ast.Call, scope: ast.AST, models: set[str],
                    parents: dict[int, ast.AST], bindings: Bindings | None = None,
-                   ) -> dict[str, frozenset[str]]:
+                   resolve=None) -> dict[str, frozenset[str]]:
     """Each model in ``models`` whose calls feed the loss that ``call`` backpropagates,
     within ``scope`` (a function or module), with the models whose outputs went into its
     inputs on the way (``{"netD": {"netG"}, "netG": set()}`` for ``bce(netD(netG(z)))``):
     a discriminator's loss reaches the generator only through the discriminator. Empty
-    when there is no evidence."""
+    when there is no evidence. ``resolve`` names the method of the same object that a
+    ``self.policy_loss(s)`` call runs (its returned values are followed too)."""
     loss = ev.backward_loss(call)
     if loss is None or _switches_requires_grad(scope):
         return {}
-    bindings = bindings or Bindings(scope, parents)
     upstream: dict[str, set[str]] = {}
+    _follow([(loss, call, 0, frozenset())], scope, models, parents,
+            bindings or Bindings(scope, parents), upstream, resolve, MAX_METHOD_HOPS)
+    return {model: frozenset(fed) for model, fed in upstream.items()}
+
+
+MAX_METHOD_HOPS = 2  # methods of the same object followed into, one inside the other
+
+
+def _follow(pending: list, scope: ast.AST, models: set[str], parents: dict[int, ast.AST],
+            bindings: Bindings, upstream: dict[str, set[str]], resolve, hops: int) -> None:
     seen: set[tuple[int, frozenset[str]]] = set()
-    pending = [(loss, call, 0, frozenset())]
     while pending:
         expr, at, depth, consumers = pending.pop()
+        if resolve is not None and hops:
+            _into_methods(expr, consumers, models, parents, upstream, resolve, hops)
         for name, model, around in _reads(expr, models):
             around = consumers | around
             if model is not None:
@@ -69,7 +80,27 @@ def models_feeding(call: ast.Call, scope: ast.AST, models: set[str],
             seen.add((id(binding), around))
             if not graph_free_context(binding, parents, stop=scope):
                 pending.append((value, binding, depth + 1, around))
-    return {model: frozenset(fed) for model, fed in upstream.items()}
+
+
+def _into_methods(expr: ast.AST, consumers: frozenset[str], models: set[str],
+                  parents: dict[int, ast.AST], upstream: dict[str, set[str]], resolve,
+                  hops: int) -> None:
+    """``policy_loss = self.get_policy_loss(states)``: what that method returns is followed
+    in its own body (``return -self.q(s, self.policy(s)).mean()``)."""
+    for node in syntax.walk(expr):
+        if type(node) is not ast.Call or type(node.func) is not ast.Attribute \
+                or type(node.func.value) is not ast.Name or node.func.value.id != "self" \
+                or node.func.attr in _CUTS:
+            continue
+        method = resolve(node)
+        if method is None or _switches_requires_grad(method):
+            continue
+        returned = [(r.value, r, 0, consumers) for r in syntax.walk(method)
+                    if type(r) is ast.Return and r.value is not None
+                    and not graph_free_context(r, parents, stop=method)]
+        if returned:
+            _follow(returned, method, models, parents, Bindings(method, parents), upstream,
+                    resolve, hops - 1)
 
 
 def _reads(expr: ast.AST, models: set[str]) -> list[tuple[str, str | None, frozenset[str]]]:

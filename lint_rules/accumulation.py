@@ -196,9 +196,13 @@ class _Unit:
             value = value.value
         if type(value) is ast.Name:  # `loss = outputs.loss`: as computed as `outputs` is
             return self._computed(value, binding, depth - 1)
-        return type(value) in (ast.Call, ast.BinOp, ast.UnaryOp) and not (
-            type(value) is ast.Call and type(value.func) is ast.Name
-            and value.func.id in ("int", "float", "len", "max", "min", "round"))
+        if type(value) in (ast.BinOp, ast.UnaryOp):
+            # `ratio = self.gen_batch_size / self.batch_size` is arithmetic on settings:
+            # computed only where it calls something or reads a computed name
+            return any(type(n) is ast.Call and not _plain_number_call(n)
+                       or type(n) is ast.Name and n.id != "self" and self._computed(n, binding, depth - 1)
+                       for n in syntax.walk(value))
+        return type(value) is ast.Call and not _plain_number_call(value)
 
     def _detached(self, binding: ast.AST | None) -> bool:
         if binding is None:
@@ -463,6 +467,10 @@ class _Unit:
                     ev.dotted(getattr(t, "value", t)) == key for t in node.targets):
                 return True
         return False
+
+
+def _plain_number_call(call: ast.Call) -> bool:
+    return type(call.func) is ast.Name and call.func.id in ("int", "float", "len", "max", "min", "round")
 
 
 def _counter_of(loop: ast.AST) -> str | None:

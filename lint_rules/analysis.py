@@ -193,8 +193,9 @@ def _matched_windows(issue: Issue, counter_zeroed: dict[int, set[str]]) -> bool:
 
 def _reset_by_another_method(index: ModuleIndex, issue: Issue) -> bool:
     """A method that no code here calls steps an optimizer that another method of its class
-    resets (``backward()`` steps what ``process()`` reset, and a trainer elsewhere calls the
-    two in turn): the order they run in is decided out of sight, hence benign."""
+    resets without stepping it (``backward()`` steps what ``process()`` reset, and a trainer
+    elsewhere calls the two in turn): the order they run in is decided out of sight, hence
+    benign. A method that resets and steps is a whole update, no half of this one."""
     if issue.restep or any(isinstance(n, syntax.LOOPS) for n in issue.loops):
         return False
     function = next((n for n in issue.loops if isinstance(n, syntax.FUNCTIONS)), None)
@@ -204,8 +205,11 @@ def _reset_by_another_method(index: ModuleIndex, issue: Issue) -> bool:
     for method in cls.body:
         if method is function or not isinstance(method, syntax.FUNCTIONS):
             continue
-        for node in syntax.walk(method):
-            receiver = ev.zero_call_receiver(node) if type(node) is ast.Call else None
+        calls = [node for node in syntax.walk(method) if type(node) is ast.Call]
+        if any((ev.step_target(c, index.is_optimizer) or ("",))[0] == issue.optimizer for c in calls):
+            continue  # a whole update of its own (`update_from_episodes`), not the other half
+        for node in calls:
+            receiver = ev.zero_call_receiver(node)
             if receiver and receiver != ev.ALL and (receiver == issue.optimizer or (
                     not index.is_optimizer(receiver)
                     and issue.optimizer in index.optimizers_of_model(receiver))):

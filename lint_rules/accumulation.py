@@ -364,6 +364,12 @@ class _Unit:
             return None
         binding = self.bindings.reaching(receiver.id, receiver)
         value = getattr(binding, "value", None)
+        if type(binding) is ast.Assign and len(binding.targets) == 1 \
+                and type(binding.targets[0]) is ast.Tuple and type(value) is ast.Tuple:
+            # `losses, top1 = AverageMeter(), AverageMeter()`: the value at the same position
+            names = [getattr(t, "id", None) for t in binding.targets[0].elts]
+            value = value.elts[names.index(receiver.id)] \
+                if receiver.id in names and len(names) == len(value.elts) else None
         if type(binding) is not ast.Assign or type(value) is not ast.Call:
             return None
         index = self.analysis.index

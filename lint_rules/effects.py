@@ -172,14 +172,21 @@ class Effects:
             return self._inline(callee, call, state)
         if self.index.hands_optimizer_to_unread_code(call):
             return self._unknown_reset(call, state)
+        if self.index.calls_unread_inherited_method(call):
+            return self._unknown_reset(call, state, own=True)
         return state
 
-    def _unknown_reset(self, call: ast.Call, state: State) -> State:
-        """A function of the project that is not read, handed optimizers: it may reset them.
-        For GC002 that counts as a reset; it is never a discard (GC001), nor a reset the loop
-        is known to do (GC003)."""
-        keys = [k for arg in syntax.call_values(call) for k in self._expand(self._key(arg) or "")
-                if k and self.index.is_optimizer(self._subst_key(k))]
+    def _unknown_reset(self, call: ast.Call, state: State, own: bool = False) -> State:
+        """A function of the project that is not read, handed optimizers (``own``: a method
+        of the object, inherited from a class not read, and the object's optimizers): it
+        may reset them. For GC002 that counts as a reset; it is never a discard (GC001), nor
+        a reset the loop is known to do (GC003)."""
+        if own:
+            owners = tuple(f"{key}." for key in self._expand("self"))
+            keys = sorted({k for facts in state.values() for k in facts if k and k.startswith(owners)})
+        else:
+            keys = [k for arg in syntax.call_values(call) for k in self._expand(self._key(arg) or "")
+                    if k and self.index.is_optimizer(self._subst_key(k))]
         keys = sorted(set(self._unwrapped(tuple(keys))))
         if not keys:
             return state

@@ -213,7 +213,8 @@ class ModuleIndex:
         self.eventful: set[str] = set()
         pending = list(events) + self._construction_nodes + [
             call for _, call in local_calls
-            if self._calls_eventful_import(call) or self.hands_optimizer_to_unread_code(call)]
+            if self._calls_eventful_import(call) or self.hands_optimizer_to_unread_code(call)
+            or self.calls_unread_inherited_method(call)]
         # every function of the file by name, nested ones too (`def update(data):` inside
         # `ddpg(...)`, called from its loop)
         known = set(self.functions) | set(self.methods) | self._nested_names
@@ -650,6 +651,46 @@ class ModuleIndex:
         callee = self._imported_callee(call)
         owner = self._owners.get(id(callee)) if callee is not None else None
         return owner is not None and owner.contains_events(callee)
+
+    def calls_unread_inherited_method(self, call: ast.Call) -> bool:
+        """``self.mart_loss(x, y)`` where no class of the chain defines ``mart_loss`` and one
+        of the bases is the project's but not read (a module further away than imports are
+        followed): the method may reset the object's optimizers. A third-party base's
+        methods (``self.log(...)``) do nothing to gradients, as any third-party call."""
+        func = call.func
+        if self._finder is None or type(func) is not ast.Attribute or type(func.value) is not ast.Name \
+                or func.value.id != "self":
+            return False
+        cls = self._class_around(call)
+        if cls is None or self.class_method(cls, func.attr) is not None:
+            return False
+        return self._has_unread_base(cls, frozenset())
+
+    def _has_unread_base(self, cls: str, seen: frozenset) -> bool:
+        node = self.classes.get(cls)
+        if node is None or cls in seen:
+            return False
+        owner = self._owners.get(id(node))
+        if owner is not None:  # another module's class: its own imports tell
+            return owner._has_unread_base(node.name, seen)
+        for base in node.bases:
+            key = dotted(base) or ""
+            name = last_name(key)
+            if name in self.classes:
+                if self._has_unread_base(name, seen | {cls}):
+                    return True
+                continue
+            head, _, rest = key.partition(".")
+            if head not in self.imports:
+                continue
+            module, imported, level = self.imports[head]
+            if imported is not None and rest:
+                module, imported = (f"{module}.{imported}" if module else imported), rest
+            elif imported is None:
+                imported = rest
+            if imported and self._finder.may_define_events(module, imported, self.path, level):
+                return True
+        return False
 
     def hands_optimizer_to_unread_code(self, call: ast.Call) -> bool:
         """``mart_loss(self.model, x, y, self.optimizer)`` with ``mart_loss`` imported from a

@@ -333,3 +333,32 @@ def test_a_gradient_written_back_after_the_reset_is_what_the_step_applies(tmp_pa
 
 def test_a_reset_with_nothing_written_back_still_discards_the_backward(tmp_path: Path) -> None:
     assert lint(_client(tmp_path, "flat = flat - correction")) == [(10, "GC001", True)]
+
+
+def test_a_method_inherited_from_a_class_not_read_may_reset(tmp_path: Path) -> None:
+    # `WideTrainer` derives from the package's `Trainer`, which derives from `core.Base`, one
+    # import further away than the analysis follows: `self.robust_step(...)`, found in
+    # neither class read, may reset the object's optimizer
+    script = project(tmp_path, "from pkg import Trainer\n\n\nclass WideTrainer(Trainer):\n"
+                               "    def train(self, loader):\n        for x, y in loader:\n"
+                               "            loss = self.robust_step(x, y)\n"
+                               "            loss.backward()\n            self.optimizer.step()\n")
+    (tmp_path / "pkg" / "__init__.py").write_text("from .train import Trainer\n")
+    (tmp_path / "pkg" / "train.py").write_text(
+        "import torch\nfrom core.base import Base\n\n\nclass Trainer(Base):\n"
+        "    def __init__(self, model):\n        self.model = model\n"
+        "        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n")
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "__init__.py").write_text("")
+    (tmp_path / "core" / "base.py").write_text(
+        "class Base:\n    def robust_step(self, x, y):\n        self.optimizer.zero_grad()\n"
+        "        return self.model(x).sub(y).pow(2).mean()\n")
+    assert lint(script) == []
+    # a third-party base's methods do nothing to gradients
+    (tmp_path / "pkg" / "train.py").write_text(
+        "import torch\nfrom thirdparty.base import Base\n\n\nclass Trainer(Base):\n"
+        "    def __init__(self, model):\n        self.model = model\n"
+        "        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n")
+    from lint_rules import project as project_module
+    project_module._PROJECTS.clear()
+    assert lint(script) == [(9, "GC002", True)]

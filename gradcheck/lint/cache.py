@@ -36,11 +36,13 @@ def rules_fingerprint() -> str:
     return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
 
 
-def entry_key(data: bytes, notebook: bool, codes: frozenset[str], explicit: bool = False) -> str:
+def entry_key(data: bytes, notebook: bool, codes: frozenset[str], explicit: bool = False,
+              root: str = "") -> str:
     """The cache key of one file's bytes under one rule selection.
 
     ``explicit`` files (named on the command line) are also checked for syntax errors
-    the directory walk skips, so their results are stored apart.
+    the directory walk skips, so their results are stored apart. ``root`` is the current
+    directory when it holds the file: imports are resolved from there too.
 
     >>> entry_key(b"x", False, frozenset({"GC001"})) == entry_key(b"x", True, frozenset({"GC001"}))
     False
@@ -50,6 +52,8 @@ def entry_key(data: bytes, notebook: bool, codes: frozenset[str], explicit: bool
     digest.update(",".join(sorted(codes)).encode())
     if explicit:
         digest.update(b"\0explicit\0")
+    if root:
+        digest.update(b"\0root\0" + root.encode("utf-8", "surrogateescape"))
     return digest.hexdigest()[:32]
 
 

@@ -288,7 +288,7 @@ def lint_paths(options: LintOptions) -> Report:
         except ReadError as error:
             results.append(FileResult(display, [io_error(str(error))]))
             continue
-        key = entry_key(data, notebook, codes, explicit)
+        key = entry_key(data, notebook, codes, explicit, _import_root(path))
         hit = cache.get(key)
         cached = _from_cache(display, hit) if hit is not None else None
         if cached is not None:
@@ -313,3 +313,10 @@ def lint_paths(options: LintOptions) -> Report:
         cache.save()
     results.sort(key=lambda r: r.display)
     return Report(results)
+
+
+def _import_root(path: Path) -> str:
+    """The current directory when it holds ``path``: the analysis resolves the file's
+    imports from there too (``lint_rules.project``), so its cached result depends on it."""
+    cwd = Path.cwd()
+    return str(cwd) if cwd in path.resolve().parents else ""

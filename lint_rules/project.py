@@ -21,6 +21,7 @@ that does not parse) is unknown, and calls into it stay what they were: no event
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import io
 import re
@@ -79,24 +80,15 @@ class Project:
             _PROJECTS[key] = cls(roots)
         return _PROJECTS[key]
 
+    @classmethod
+    def roots_of(cls, path: Path | str) -> list[Path]:
+        """The directories ``path``'s imports are resolved from (see ``around``)."""
+        return cls._roots(path)
+
     @staticmethod
     def _roots(path: Path | str) -> list[Path]:
-        here = Path(path).resolve().parent
-        roots = [here]
-        top = here
-        while (top / "__init__.py").exists() and top.parent != top:
-            top = top.parent
-        roots.append(top)
-        for parent in [here, *here.parents][:12]:
-            if any((parent / marker).exists() for marker in _MARKERS):
-                roots.append(parent)
-                break
-        # `gradcheck lint .` run at a checkout's top, as `python -m pkg.train` would be: its
-        # top-level packages import each other from there, marker or not
-        cwd = Path.cwd()
-        if cwd in here.parents:
-            roots.append(cwd)
-        return list(dict.fromkeys(roots))
+        return list(_roots_of_directory(Path(path).resolve().parent, Path.cwd()))
+
 
     def definition(self, module: str, name: str, importer: Path | None = None,
                    level: int = 0, hops: int = 0) -> tuple[ast.AST, LoadedModule] | None:
@@ -242,3 +234,25 @@ class Project:
         loaded.definitions = {node.name: node for node in tree.body
                               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
         return loaded
+
+
+@functools.lru_cache(maxsize=4096)
+def _roots_of_directory(here: Path, cwd: Path) -> tuple[Path, ...]:
+    """See ``Project.around``; asked for every file of a run, so remembered per directory."""
+    roots = [here]
+    top = here
+    while (top / "__init__.py").exists() and top.parent != top:
+        top = top.parent
+    roots.append(top)
+    marked = None
+    for parent in [here, *here.parents][:12]:
+        if any((parent / marker).exists() for marker in _MARKERS):
+            marked = parent
+            roots.append(parent)
+            break
+    # `gradcheck lint .` run at a checkout's top, as `python -m pkg.train` would be: its
+    # top-level packages import each other from there, marker or not. Not a directory
+    # above the file's own project (another project's modules are not this one's).
+    if cwd in here.parents and (marked is None or marked == cwd or marked in cwd.parents):
+        roots.append(cwd)
+    return tuple(dict.fromkeys(roots))

@@ -318,5 +318,7 @@ def lint_paths(options: LintOptions) -> Report:
 def _import_root(path: Path) -> str:
     """The current directory when it holds ``path``: the analysis resolves the file's
     imports from there too (``lint_rules.project``), so its cached result depends on it."""
+    from lint_rules.project import Project
+
     cwd = Path.cwd()
-    return str(cwd) if cwd in path.resolve().parents else ""
+    return str(cwd) if cwd in Project.roots_of(path) else ""

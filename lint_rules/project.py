@@ -39,6 +39,7 @@ _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # What a module must mention for a caller to learn anything from it: a gradient event, an
 # optimizer, or a method that adds to an attribute of its object (a meter's `update`).
 _NEXT_TOP_LEVEL = re.compile(rb"^[^\s#)\]}]", re.MULTILINE)
+_DEFINITION = re.compile(rb"^(?:async\s+)?(?:def|class)\s+(\w+)", re.MULTILINE)
 _RELEVANT = re.compile(rb"zero_grad|backward\s*\(|\.grad\b|\.step\s*\(|optim|self\.[\w.]+\s*\+=")
 # `from .train import Trainer` (or `*`, or a parenthesised list) in a package's __init__.py
 _REEXPORT = re.compile(rb"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
@@ -63,7 +64,8 @@ class Project:
         self._loaded: dict[Path, LoadedModule | None] = {}
         self.used: dict[str, str] = {}  # modules whose definitions the current analysis used
         self.reads = 0  # modules read for the current analysis
-        self._bytes: dict[Path, bytes] = {}  # a module's bytes, or b"" when it is irrelevant
+        self._names: dict[Path, frozenset[str]] = {}  # see _relevant_definitions
+        self._exports: dict[Path, list[tuple[str, str, str]]] = {}  # see _reexports
         self._found: dict[tuple, Path | None] = {}  # (module, importer, level) -> its file
 
     @classmethod
@@ -117,28 +119,17 @@ class Project:
         self.used[str(loaded.path)] = loaded.digest
         return found, loaded
 
-    @staticmethod
-    def _reexports(path: Path, name: str) -> list[tuple[str, int, str]]:
+    def _reexports(self, path: Path, name: str) -> list[tuple[str, int, str]]:
         """Where a package's ``__init__.py`` imports ``name`` from: (module, level, name
         there) for each ``from .x import name [as alias]`` naming it, then each ``*`` import."""
         if path.name != "__init__.py":
             return []
-        try:
-            data = path.read_bytes() if path.stat().st_size <= MAX_MODULE_BYTES else b""
-        except OSError:
-            return []
-        named, starred = [], []
-        for match in _REEXPORT.finditer(data):
-            dots, module, listed = (g.decode("ascii", "replace") for g in match.groups())
-            for item in listed.strip("() \t\r\n").replace("\\", " ").split(","):
-                words = item.split()
-                if not words:
-                    continue
-                exposed = words[2] if len(words) == 3 and words[1] == "as" else words[0]
-                if exposed == name:
-                    named.append((module, len(dots), words[0]))
-                elif exposed == "*":
-                    starred.append((module, len(dots), name))
+        imports = self._exports.get(path)
+        if imports is None:
+            self._exports[path] = imports = _package_imports(path)
+        named = [(module, level, original) for module, level, original, exposed in imports
+                 if exposed == name]
+        starred = [(module, level, name) for module, level, _, exposed in imports if exposed == "*"]
         return named + starred
 
     def may_define_events(self, module: str, name: str, importer: Path | None, level: int) -> bool:
@@ -163,23 +154,27 @@ class Project:
     def _defines(self, path: Path, name: str) -> bool:
         """Whether the module's text has ``def name`` or ``class name`` at its top level, and
         mentions something a caller could learn from (read once; parsed only if so)."""
-        data = self._bytes.get(path)
-        if data is None:
-            try:
-                data = path.read_bytes() if path.stat().st_size <= MAX_MODULE_BYTES else b""
-            except OSError:
-                data = b""
-            if not _RELEVANT.search(data):
-                data = b""
-            self._bytes[path] = data
-        found = re.search(rb"^(?:async\s+)?(?:def|class)\s+" + re.escape(name.encode()) + rb"\b",
-                          data, re.MULTILINE) if data else None
-        if found is None:
-            return False
-        # its own text, up to the next line that starts at the margin, must be relevant too:
-        # `F.cross_entropy(...)` is no reason to parse all of torch.nn.functional
-        end = _NEXT_TOP_LEVEL.search(data, found.end())
-        return _RELEVANT.search(data, found.start(), end.start() if end else len(data)) is not None
+        return name in self._relevant_definitions(path)
+
+    def _relevant_definitions(self, path: Path) -> frozenset[str]:
+        """The top-level functions and classes of a module whose own text (up to the next
+        line at the margin) is relevant: `F.cross_entropy(...)` is no reason to parse all
+        of torch.nn.functional. Found once per module, since every called name asks."""
+        names = self._names.get(path)
+        if names is not None:
+            return names
+        try:
+            data = path.read_bytes() if path.stat().st_size <= MAX_MODULE_BYTES else b""
+        except OSError:
+            data = b""
+        found: set[str] = set()
+        if _RELEVANT.search(data):
+            for match in _DEFINITION.finditer(data):
+                end = _NEXT_TOP_LEVEL.search(data, match.end())
+                if _RELEVANT.search(data, match.start(), end.start() if end else len(data)):
+                    found.add(match.group(1).decode("ascii", "replace"))
+        self._names[path] = names = frozenset(found)
+        return names
 
     def _find(self, module: str, importer: Path | None, level: int) -> Path | None:
         key = (module, str(importer) if level else "", level)
@@ -256,3 +251,21 @@ def _roots_of_directory(here: Path, cwd: Path) -> tuple[Path, ...]:
     if cwd in here.parents and (marked is None or marked == cwd or marked in cwd.parents):
         roots.append(cwd)
     return tuple(dict.fromkeys(roots))
+
+
+def _package_imports(path: Path) -> list[tuple[str, int, str, str]]:
+    """(module, level, name there, name exposed) for each ``from ... import`` of a package's
+    ``__init__.py`` (``*`` exposes ``*``), read from its text without parsing it."""
+    try:
+        data = path.read_bytes() if path.stat().st_size <= MAX_MODULE_BYTES else b""
+    except OSError:
+        return []
+    found = []
+    for match in _REEXPORT.finditer(data):
+        dots, module, listed = (g.decode("ascii", "replace") for g in match.groups())
+        for item in listed.strip("() \t\r\n").replace("\\", " ").split(","):
+            words = item.split()
+            if words:
+                exposed = words[2] if len(words) == 3 and words[1] == "as" else words[0]
+                found.append((module, len(dots), words[0], exposed))
+    return found

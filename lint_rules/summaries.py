@@ -30,6 +30,14 @@ FunctionNode = syntax.FunctionNode
 _OPT_FACTORY_WORDS = ("optimizer", "optimiser")
 # Methods that torch / Lightning objects already have; a same-named method in this file is
 # not evidence that the receiver is an instance of the file's class.
+# Classes and functions whose meaning the analysis knows without reading them: where the
+# linted tree holds torch itself, their sources (128 KB for nn.Module) would be read for
+# every file that names them, to learn nothing the analysis does not already know.
+_KNOWN_WITHOUT_READING = OPTIMIZER_CLASSES | frozenset({
+    "Module", "Optimizer", "DistributedDataParallel", "DataParallel", "FullyShardedDataParallel",
+    "GradScaler", "ShardedGradScaler", "no_grad", "enable_grad", "set_grad_enabled",
+    "inference_mode", "Sequential", "ModuleList", "ModuleDict",
+})
 _FRAMEWORK_METHODS = frozenset(
     ["train", "eval", "forward", "to", "cuda", "cpu", "step", "zero_grad", "parameters", "named_parameters", "state_dict", "load_state_dict", "backward", "apply", "float", "half", "double", "modules", "children", "register_buffer", "update", "item", "detach", "clone", "copy_", "fit", "predict", "test", "validate", "log", "save", "load", "run", "close"]
 )
@@ -63,6 +71,7 @@ class ModuleIndex:
         self.path = path
         self.imports: dict[str, tuple[str, str | None, int]] = {}  # name -> (module, attr, level)
         self._star_imports: list[tuple[str, int]] = []  # `from pkg.utils import *`: (module, level)
+        self._unread_bases: dict[str, bool] = {}  # class -> whether a base is the project's, unread
         self._owners: dict[int, ModuleIndex] = {}  # a definition of another module -> its index
         self._foreign: dict[tuple[str, str | None], ast.AST | None] = {}
         self.functions: dict[str, FunctionNode] = {}
@@ -606,6 +615,8 @@ class ModuleIndex:
         from another module of the project; None when it is not one (or unknown)."""
         if self.project is None or name not in self.imports and (attr or not self._star_imports):
             return None
+        if (attr or (self.imports[name][1] if name in self.imports else name)) in _KNOWN_WITHOUT_READING:
+            return None
         key = (name, attr)
         if key not in self._foreign:
             if name in self.imports:
@@ -662,11 +673,19 @@ class ModuleIndex:
                 or func.value.id != "self":
             return False
         cls = self._class_around(call)
-        if cls is None or self.class_method(cls, func.attr) is not None:
+        if cls is None or not self._has_unread_base(cls, frozenset()):
             return False
-        return self._has_unread_base(cls, frozenset())
+        return self.class_method(cls, func.attr) is None
 
     def _has_unread_base(self, cls: str, seen: frozenset) -> bool:
+        if not seen and cls in self._unread_bases:
+            return self._unread_bases[cls]
+        found = self._find_unread_base(cls, seen)
+        if not seen:
+            self._unread_bases[cls] = found
+        return found
+
+    def _find_unread_base(self, cls: str, seen: frozenset) -> bool:
         node = self.classes.get(cls)
         if node is None or cls in seen:
             return False
@@ -676,6 +695,10 @@ class ModuleIndex:
         for base in node.bases:
             key = dotted(base) or ""
             name = last_name(key)
+            if name in _KNOWN_WITHOUT_READING:
+                continue
+            if name not in self.classes:
+                self.import_class(base)  # read it when the project can
             if name in self.classes:
                 if self._has_unread_base(name, seen | {cls}):
                     return True
@@ -696,8 +719,6 @@ class ModuleIndex:
         """``mart_loss(self.model, x, y, self.optimizer)`` with ``mart_loss`` imported from a
         module of the project that the analysis does not read (two imports away, or not
         parsed): handed an optimizer, it may reset it, so what it does is unknown."""
-        if not any(self.is_optimizer(dotted(arg) or "") for arg in syntax.call_values(call)):
-            return False
         func = call.func
         if type(func) is ast.Attribute and type(func.value) is ast.Name:
             name, attr = func.value.id, func.attr
@@ -705,7 +726,9 @@ class ModuleIndex:
             name, attr = func.id, None
         else:
             return False
-        if self._finder is None or name not in self.imports or self._imported_callee(call) is not None:
+        if self._finder is None or name not in self.imports or not call.args and not call.keywords \
+                or not any(self.is_optimizer(dotted(arg) or "") for arg in syntax.call_values(call)) \
+                or self._imported_callee(call) is not None:
             return False
         module, imported, level = self.imports[name]
         if attr is None:  # `from pkg.losses import mart_loss` ... `mart_loss(...)`

@@ -64,7 +64,13 @@ def dotted(node: ast.AST) -> str | None:
 def member_key(node: ast.AST) -> str | None:
     """Like ``dotted``, and a member picked by a variable too: ``optimizers[a]``,
     ``self.agents[i].actor_optimizer`` (the index as written). Only receivers of a step or a
-    reset are named this way: which member ``a`` picks is unknown, see ``member_prefix``."""
+    reset are named this way: which member ``a`` picks is unknown, see ``member_prefix``.
+
+    >>> member_key(ast.parse("self.agents[i].actor_optimizer", mode="eval").body)
+    'self.agents[i].actor_optimizer'
+    >>> member_key(ast.parse("optimizers[f(a)]", mode="eval").body) is None
+    True
+    """
     key = dotted(node)
     if key is not None or type(node) not in (ast.Subscript, ast.Attribute):
         return key
@@ -84,13 +90,23 @@ _INDEX_NODES = (ast.Name, ast.Attribute, ast.Load, ast.Constant, ast.BinOp, ast.
 
 def member_prefix(key: str) -> str | None:
     """``optimizers[`` for ``optimizers[a]``: the keys of every member of that collection
-    start with it; None for a key with no variable index."""
-    head, bracket, _ = key.partition("[")
-    return head + bracket if bracket and not _STRING_KEY.search(key) else None
+    start with it; None for a key with no variable index.
+
+    >>> member_prefix("self.optimizers[a]"), member_prefix("opt_g"), member_prefix("opts[0]")
+    ('self.optimizers[', None, None)
+    """
+    head, bracket, rest = key.partition("[")
+    index = rest.partition("]")[0]
+    variable = bool(re.search(r"[A-Za-z_]", index)) and not re.fullmatch(r"""(['"]).*\1""", index)
+    return head + bracket if bracket and variable else None
 
 
 def member_index_names(key: str) -> set[str]:
-    """The names a member key's variable indices read: ``{"a"}`` for ``optimizers[a]``."""
+    """The names a member key's variable indices read.
+
+    >>> sorted(member_index_names("optimizers[i + offset]"))
+    ['i', 'offset']
+    """
     return {name for inner in re.findall(r"\[([^\]]*)\]", key)
             for name in re.findall(r"[A-Za-z_]\w*", inner)} if member_prefix(key) else set()
 

@@ -153,6 +153,12 @@ class Effects:
                 # `strategy.optimizer_step(opt, model)`: someone else's step, which may reset
                 # (DeepSpeed engines do): unknown, hence benign
                 return self._opaque_step(key, state)
+            if closure is not None and (len(call.args) > 1 or any(
+                    k.arg not in (None, "closure") for k in call.keywords)):
+                # `meta_opt.step(objective, batch)`: torch's step takes a closure alone, so
+                # this is a step of the project's own making (one that evaluates the
+                # objective and runs its backward itself, say): unknown, hence benign
+                return self._opaque_step(key, state)
             if closure is not None:
                 kind = self._closure_kind(closure)
                 if kind != "callable":
@@ -163,6 +169,10 @@ class Effects:
                     return self._opaque_step(key, state)
                 if kind == "callable":
                     state = self._closure(closure, state)
+            if any(self._own_step_runs_backward(opt) for opt in self._unwrapped(self._expand(key))):
+                # an optimizer class of the project whose `step` evaluates an objective and
+                # runs its backward itself: what it applies is its own business
+                return self._opaque_step(key, state)
             for opt in self._unwrapped(self._expand(key)):
                 state = self._gated(state, lambda s, o=opt: self._apply_step(call, o, s), (opt,))
                 state = self._own_method(opt, "step", call, state)
@@ -214,6 +224,10 @@ class Effects:
             # `teacher.zero_grad()` when every optimizer here is known to hold other models:
             # it still counts as a reset (no GC002), but never as discarding a step's gradients.
             partial |= not owned and key != ev.ALL and self.index.models_all_known()
+            # `self.model.base.zero_grad()` between the backward and the step: the body
+            # frozen while the head trains, on purpose. A reset, never a discard.
+            partial |= not owned and key != ev.ALL and self.index.part_of_a_model(key)
+            partial |= bool(owned) and all(self.index.holds_more_than(o, key) for o in owned)
             targets.extend(sorted(owned) or [ev.ALL])
             covered |= owned
             if key != ev.ALL and not group:
@@ -535,6 +549,12 @@ class Effects:
 
     def _reaches(self, bw: ev.Event, optimizer: str | None) -> bool:
         return optimizer is not None and optimizer in self._reached.get(bw, ())
+
+    def _own_step_runs_backward(self, key: str) -> bool:
+        cls = self.index.instance_class(key)
+        method = self.index.class_method(cls, "step") if cls and self.index.is_optimizer_class(cls) else None
+        return method is not None and any(
+            type(n) is ast.Call and ev.is_backward_call(n) for n in syntax.walk(method))
 
     def _own_method(self, key: str, name: str, call: ast.Call, state: State) -> State:
         """After the standard effect of ``key.step()``, what the file's own optimizer class

@@ -38,6 +38,11 @@ _KNOWN_WITHOUT_READING = OPTIMIZER_CLASSES | frozenset({
     "GradScaler", "ShardedGradScaler", "no_grad", "enable_grad", "set_grad_enabled",
     "inference_mode", "Sequential", "ModuleList", "ModuleDict",
 })
+# Methods that only a torch module has: a receiver of one is a network.
+_MODULE_ONLY_METHODS = ("train", "eval", "state_dict", "load_state_dict", "named_parameters",
+                        "parameters", "requires_grad_", "named_modules", "children")
+# `ddp_model.module`, `compiled._orig_mod`, `peft_model.base_model`: the whole network again
+_WHOLE_NETWORK_ATTRIBUTES = frozenset({"module", "_orig_mod", "_module", "model", "base_model", "net"})
 _FRAMEWORK_METHODS = frozenset(
     ["train", "eval", "forward", "to", "cuda", "cpu", "step", "zero_grad", "parameters", "named_parameters", "state_dict", "load_state_dict", "backward", "apply", "float", "half", "double", "modules", "children", "register_buffer", "update", "item", "detach", "clone", "copy_", "fit", "predict", "test", "validate", "log", "save", "load", "run", "close"]
 )
@@ -72,6 +77,7 @@ class ModuleIndex:
         self.imports: dict[str, tuple[str, str | None, int]] = {}  # name -> (module, attr, level)
         self._star_imports: list[tuple[str, int]] = []  # `from pkg.utils import *`: (module, level)
         self._unread_bases: dict[str, bool] = {}  # class -> whether a base is the project's, unread
+        self._called_keys: set[str] | None = None  # receivers called like functions: `self.model(x)`
         self._owners: dict[int, ModuleIndex] = {}  # a definition of another module -> its index
         self._foreign: dict[tuple[str, str | None], ast.AST | None] = {}
         self.functions: dict[str, FunctionNode] = {}
@@ -477,6 +483,27 @@ class ModuleIndex:
             held = {m for models in self._models.values() for m in models}
             self._model_keys = held | {a for m in held for a in self._aliases.get(m, ())}
         return self._model_keys
+
+    def part_of_a_model(self, key: str) -> bool:
+        """``self.model.base`` where ``self.model`` is a network here (an optimizer holds it,
+        its ``parameters()`` are read, or it is called on data): a reset of it clears part
+        of that network's gradients (freezing the body while the head trains), not all of
+        them. A wrapper's ``.module`` is the whole network, not a part."""
+        parent, _, attr = key.rpartition(".")
+        if not parent or attr in _WHOLE_NETWORK_ATTRIBUTES or "(" in key or "[" in key:
+            return False
+        if self._called_keys is None:
+            self._called_keys = {dotted(call.func) for _, call in self._local_calls} - {None}
+        return parent != "self" and (parent in self.model_keys() or parent in self.modules
+                                     or parent in self._called_keys or any(
+                                         f"{parent}.{method}" in self._called_keys
+                                         for method in _MODULE_ONLY_METHODS))
+
+    def holds_more_than(self, optimizer: str, model: str) -> bool:
+        """Whether ``optimizer`` is known to hold parameters outside ``model`` too (groups
+        over ``model.base`` and ``model.classifier``, ``model.base`` reset)."""
+        names = {model} | self._aliases.get(model, set())
+        return any(not any(_covers(n, m) for n in names) for m in self.models_of(optimizer))
 
     def optimizers_of_model(self, model: str) -> set[str]:
         """Optimizers known to hold ``model``'s parameters, or those of a part of it

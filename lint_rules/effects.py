@@ -316,6 +316,15 @@ class Effects:
         held = {k for facts in state.values() for k in facts if k and k.startswith(prefixes)}
         return sorted(held - set(targets))
 
+    def _group_zero(self, loop: ast.For, receiver: str, state: State) -> State:
+        """``for group in opt.param_groups: for p in group["params"]: p.grad = None``: what
+        ``opt.zero_grad(set_to_none=True)`` does, written out."""
+        keys = tuple(k for k in self._unwrapped(self._expand(receiver)) if not k.startswith(ev.NOTHING))
+        if not keys:
+            return state
+        event = self._event(ev.ZERO, loop, receiver)
+        return self._gated(state, lambda s: self._apply_zero(event, keys, s), keys)
+
     def _param_zero(self, loop: ast.For, state: State) -> State:
         owner = ev.param_loop_owner(loop)
         owned = self.index.optimizers_of_model(owner) if owner else set()

@@ -347,6 +347,21 @@ def param_loop_zeroes(loop: ast.For) -> bool:
     )
 
 
+def group_loop_optimizer(loop: ast.For) -> str | None:
+    """``optim`` for ``for group in optim.param_groups: for p in group["params"]: p.grad =
+    None`` (a reset of that optimizer's parameters written out); None for anything else."""
+    it, target = loop.iter, loop.target
+    if type(it) is not ast.Attribute or it.attr != "param_groups" or type(target) is not ast.Name:
+        return None
+    body = syntax.body_of(loop)
+    if len(body) != 1 or type(body[0]) not in (ast.For, ast.AsyncFor) or not param_loop_zeroes(body[0]):
+        return None
+    inner = body[0].iter
+    if type(inner) is not ast.Subscript or dotted(inner.value) != target.id:
+        return None
+    return dotted(it.value)
+
+
 def param_loop_owner(loop: ast.For) -> str | None:
     """``model`` for ``for p in model.parameters():``; None for any other iterable."""
     it = loop.iter

@@ -206,6 +206,9 @@ class Interpreter(Compound, Effects):
         if kind in _FOR_TYPES:
             if ev.param_loop_zeroes(stmt):
                 return Flow(normal=self._param_zero(stmt, state))
+            reset = ev.group_loop_optimizer(stmt)
+            if reset is not None:
+                return Flow(normal=self._group_zero(stmt, reset, state))
             return self._loop(stmt, syntax.body_of(stmt), state, infinite=False)
         if kind is ast.While:
             value = syntax.constant(stmt.test)

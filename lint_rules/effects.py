@@ -236,6 +236,8 @@ class Effects:
                 spared |= {k for k in self._aliases.values() if k != self._alias_key(key)}
         if not set(targets) - {ev.ALL}:
             targets = [ev.ALL] if targets else targets
+        # `mask = Masking(optimizer)`: the wrapper's step steps `optimizer` (as `mask.optimizer`)
+        targets += sorted({w for t in targets for w in self.index.wrappers_of(t)} - set(targets))
         targets += self._inner_optimizers(targets, state)
         if self._sets_to_zero(call):
             # `opt.zero_grad(set_to_none=False)` zeroes the tensors in place, and with them
@@ -252,6 +254,11 @@ class Effects:
             state = self._apply_zero(maybe, (ev.ALL,), state, spared=frozenset(spared | covered),
                                      certain=False)
         siblings = _siblings(state, targets)
+        # `self._optimizers[name].zero_grad()` where `self._optimizers = {"actor":
+        # self.actor_optimizer, ...}`: any of the members it lists may be the one
+        siblings += tuple(sorted({m for t in targets if ev.member_prefix(t)
+                                  for m in self.index.group_members(ev.member_prefix(t)[:-1])
+                                  if self.index.is_optimizer(m)} - set(siblings) - set(targets)))
         if siblings:
             # `optimizers[i].zero_grad()`: which member `i` picks is unknown, so any other
             # member may be the one reset. A reset for GC002, never a discard for GC001.

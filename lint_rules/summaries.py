@@ -78,6 +78,7 @@ class ModuleIndex:
         self._star_imports: list[tuple[str, int]] = []  # `from pkg.utils import *`: (module, level)
         self._unread_bases: dict[str, bool] = {}  # class -> whether a base is the project's, unread
         self._called_keys: set[str] | None = None  # receivers called like functions: `self.model(x)`
+        self._wrappers: dict[str, set[str]] | None = None  # optimizer -> objects built around it
         self._owners: dict[int, ModuleIndex] = {}  # a definition of another module -> its index
         self._foreign: dict[tuple[str, str | None], ast.AST | None] = {}
         self.functions: dict[str, FunctionNode] = {}
@@ -454,16 +455,49 @@ class ModuleIndex:
         member holds reaches the collection's steps too."""
         if not optimizers:
             return set()
+        return {group for group, members in self._groups().items() if members & optimizers}
+
+    def wrappers_of(self, optimizer: str) -> set[str]:
+        """Objects built around ``optimizer`` (``mask = Masking(optimizer, ...)``,
+        ``opt = Lookahead(base)``): their ``step()`` steps it, so its reset is theirs too."""
+        if self._wrappers is None:
+            self._wrappers = {}
+            for node in self._assignments:
+                value = node.value
+                if type(value) is not ast.Call or not value.args or len(node.targets) != 1:
+                    continue
+                inner, outer = dotted(value.args[0]), dotted(node.targets[0])
+                if inner and outer and inner != outer and self.is_optimizer(inner):
+                    self._wrappers.setdefault(inner, set()).add(outer)
+        return self._wrappers.get(optimizer, set())
+
+    def group_members(self, group: str) -> set[str]:
+        """The optimizers this file lists in the collection ``group``."""
+        return self._groups().get(group, set())
+
+    def _groups(self) -> dict[str, set[str]]:
+        """Collections of optimizers by what this file puts in them: list and tuple
+        literals, a dict literal's values, ``opts[name] = opt``."""
         if self._group_members is None:
             self._group_members = {}
             for node in self._assignments:
-                if type(node.value) not in (ast.List, ast.Tuple):
-                    continue
-                members = {dotted(e) for e in node.value.elts} - {None}
-                for key in filter(None, map(dotted, node.targets)):
-                    if self.is_group(key):
+                value = node.value
+                if type(value) in (ast.List, ast.Tuple):
+                    elements = value.elts
+                elif type(value) is ast.Dict:
+                    elements = value.values
+                else:
+                    elements = [value]
+                members = {dotted(e) for e in elements} - {None}
+                for target in node.targets:
+                    if type(value) not in (ast.List, ast.Tuple, ast.Dict):
+                        if type(target) is not ast.Subscript:
+                            continue
+                        target = target.value  # `self._optimizers[name] = opt`
+                    key = dotted(target)
+                    if key and self.is_group(key):
                         self._group_members.setdefault(key, set()).update(members)
-        return {group for group, members in self._group_members.items() if members & optimizers}
+        return self._group_members
 
     def models_of(self, optimizer: str) -> set[str]:
         """Receivers whose ``.parameters()`` went into ``optimizer``'s constructor."""

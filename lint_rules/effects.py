@@ -226,7 +226,8 @@ class Effects:
             partial |= not owned and key != ev.ALL and self.index.models_all_known()
             # `self.model.base.zero_grad()` between the backward and the step: the body
             # frozen while the head trains, on purpose. A reset, never a discard.
-            partial |= not owned and key != ev.ALL and self.index.part_of_a_model(key)
+            partial |= not owned and key != ev.ALL and self.index.part_of_a_model(key) \
+                and self._resets_an_optimizer_too()
             partial |= bool(owned) and all(self.index.holds_more_than(o, key) for o in owned)
             targets.extend(sorted(owned) or [ev.ALL])
             covered |= owned
@@ -271,6 +272,18 @@ class Effects:
             shared = self._event(ev.ZERO, call, receiver, partial=True)
             state = self._apply_zero(shared, (ev.ALL,), state)
         return state
+
+    def _resets_an_optimizer_too(self) -> bool:
+        """Whether the function being walked also resets an optimizer itself: then the reset
+        of one part of a network (`self.model.base.zero_grad()`) is a freeze on top of it.
+        Where a network's reset is the only one (`expert.g.zero_grad()`), it is the reset."""
+        scope = self._frames[-1] if self._frames else self.index.tree
+        found = self._optimizer_resets.get(id(scope))
+        if found is None:
+            found = self._optimizer_resets[id(scope)] = any(
+                type(node) is ast.Call and self.index.is_optimizer(ev.zero_call_receiver(node) or "")
+                for node in syntax.walk(scope))
+        return found
 
     def _restores_weights(self, call: ast.Call) -> bool:
         """``net.load_state_dict(saved)`` or ``net.set_params(old_weights)`` where ``saved``

@@ -94,6 +94,7 @@ class Interpreter(Compound, Effects):
         self._merged = False  # paths were merged past MAX_WORLDS
         self._flag_tests: dict[int, frozenset[str]] = {}
         self._counting: dict[int, set[str]] = {}  # scope -> its counters (_is_optional_step)
+        self._optimizer_resets: dict[int, bool] = {}  # scope -> whether it resets an optimizer
 
     # ----- entry points -------------------------------------------------------------------
     def run(

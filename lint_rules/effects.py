@@ -13,7 +13,12 @@ import ast
 from lint_rules import events as ev
 from lint_rules import rebinding, syntax
 from lint_rules.bindings import Bindings
-from lint_rules.reach import input_tensors, made_to_require_grad, models_feeding
+from lint_rules.reach import (
+    input_tensors,
+    made_to_require_grad,
+    models_feeding,
+    switches_requires_grad,
+)
 from lint_rules.states import (
     APPLIED,
     CLEAN,
@@ -563,7 +568,7 @@ class Effects:
         if bindings is None:
             bindings = self._bindings[id(scope)] = Bindings(scope, self.index.parents)
         own = lambda c: self.index.resolve(c, self._class[-1], {})
-        found = models_feeding(call, scope, models, self.index.parents, bindings, own)
+        found = models_feeding(call, scope, models, self.index.parents, bindings, own, self._switches)
         if found:
             # The optimizers are looked up before the caller's names replace the callee's
             # (`self.qnet` of the class, not `agent.qnet` of the loop that calls its method).
@@ -571,6 +576,13 @@ class Effects:
             self._feeders[event] = {
                 opt: frozenset(o for feeder in feeders for o in self._optimizers_of(feeder))
                 for model, feeders in found.items() if feeders for opt in self._optimizers_of(model)}
+
+    def _switches(self, scope: ast.AST) -> bool:
+        """``reach.switches_requires_grad``, once per scope of this unit."""
+        found = self._switching.get(id(scope))
+        if found is None:
+            found = self._switching[id(scope)] = switches_requires_grad(scope)
+        return found
 
     def _optimizers_of(self, model: str) -> set[str]:
         return {self._subst_key(opt) for opt in self.index.optimizers_of_model(model)

@@ -85,6 +85,7 @@ class Interpreter(Compound, Effects):
         self._grad_off = 0  # `with torch.no_grad():` blocks around the code walked now
         self._bounds: dict[TestKey, tuple[str, str, int]] = {}  # `k > 1` -> ("k", ">", 1)
         self._bindings: dict[int, object] = {}  # scope -> its Bindings, for reach.py
+        self._switching: dict[int, bool] = {}  # scope -> reach.switches_requires_grad
         self._aliases: dict[str, str] = {}  # model given another's gradient tensors -> their key
         self.alias_sites: dict[str, ast.AST] = {}  # that key -> the statement handing them over
         self._reached: dict[ev.Event, frozenset[str]] = {}  # backward -> optimizers of the models it goes through

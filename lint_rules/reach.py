@@ -40,19 +40,22 @@ _CUTS = frozenset({"detach", "item", "detach_", "numpy", "tolist"})
 
 def models_feeding(call: ast.Call, scope: ast.AST, models: set[str],
                    parents: dict[int, ast.AST], bindings: Bindings | None = None,
-                   resolve=None) -> dict[str, frozenset[str]]:
+                   resolve=None, switches=None) -> dict[str, frozenset[str]]:
     """Each model in ``models`` whose calls feed the loss that ``call`` backpropagates,
     within ``scope`` (a function or module), with the models whose outputs went into its
     inputs on the way (``{"netD": {"netG"}, "netG": set()}`` for ``bce(netD(netG(z)))``):
     a discriminator's loss reaches the generator only through the discriminator. Empty
     when there is no evidence. ``resolve`` names the method of the same object that a
-    ``self.policy_loss(s)`` call runs (its returned values are followed too)."""
+    ``self.policy_loss(s)`` call runs (its returned values are followed too). ``switches``
+    answers ``switches_requires_grad`` for a scope (a caller asking about many backward
+    passes of one scope keeps the answers)."""
+    switches = switches or switches_requires_grad
     loss = ev.backward_loss(call)
-    if loss is None or _switches_requires_grad(scope):
+    if loss is None or switches(scope):
         return {}
     upstream: dict[str, set[str]] = {}
     _follow([(loss, call, 0, frozenset())], scope, models, parents,
-            bindings or Bindings(scope, parents), upstream, resolve, MAX_METHOD_HOPS)
+            bindings or Bindings(scope, parents), upstream, (resolve, switches), MAX_METHOD_HOPS)
     return {model: frozenset(fed) for model, fed in upstream.items()}
 
 
@@ -61,10 +64,11 @@ MAX_METHOD_HOPS = 2  # methods of the same object followed into, one inside the 
 
 def _follow(pending: list, scope: ast.AST, models: set[str], parents: dict[int, ast.AST],
             bindings: Bindings, upstream: dict[str, set[str]], resolve, hops: int) -> None:
+    # `resolve`: (the method a `self.f(...)` call runs, or None; switches_requires_grad)
     seen: set[tuple[int, frozenset[str]]] = set()
     while pending:
         expr, at, depth, consumers = pending.pop()
-        if resolve is not None and hops:
+        if resolve[0] is not None and hops:
             _into_methods(expr, consumers, models, parents, upstream, resolve, hops)
         for name, model, around in _reads(expr, models):
             around = consumers | around
@@ -92,8 +96,8 @@ def _into_methods(expr: ast.AST, consumers: frozenset[str], models: set[str],
                 or type(node.func.value) is not ast.Name or node.func.value.id != "self" \
                 or node.func.attr in _CUTS:
             continue
-        method = resolve(node)
-        if method is None or _switches_requires_grad(method):
+        method = resolve[0](node)
+        if method is None or resolve[1](method):
             continue
         returned = [(r.value, r, 0, consumers) for r in syntax.walk(method)
                     if type(r) is ast.Return and r.value is not None
@@ -139,7 +143,7 @@ def _reads(expr: ast.AST, models: set[str]) -> list[tuple[str, str | None, froze
     return out
 
 
-def _switches_requires_grad(scope: ast.AST) -> bool:
+def switches_requires_grad(scope: ast.AST) -> bool:
     """Whether the scope turns gradients of some parameters off and on (``requires_grad =
     False``, ``requires_grad_(False)``, CycleGAN's ``set_requires_grad(net, False)``): then which
     network a loss reaches depends on the moment, and we claim nothing."""

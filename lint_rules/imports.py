@@ -1,0 +1,178 @@
+"""What a module learns from the other modules of its project: the functions and classes it
+imports, and what it cannot know about the ones the analysis does not read.
+
+``ModuleIndex`` (``summaries.py``) takes these methods as a base class: a call of an
+imported helper, a method inherited from another module's class and a meter built by an
+imported class are walked where they are called (``effects.py``), with the callee's own
+module index (``owner_of``). A function of the project that is not read (an import further
+away than the analysis follows), handed an optimizer, may reset it: unknown, hence benign.
+"""
+from __future__ import annotations
+
+import ast
+
+from lint_rules import syntax
+from lint_rules.events import OPTIMIZER_CLASSES, dotted, last_name
+
+# Classes and functions whose meaning the analysis knows without reading them: where the
+# linted tree holds torch itself, their sources (128 KB for nn.Module) would be read for
+# every file that names them, to learn nothing the analysis does not already know.
+_KNOWN_WITHOUT_READING = OPTIMIZER_CLASSES | frozenset({
+    "Module", "Optimizer", "DistributedDataParallel", "DataParallel", "FullyShardedDataParallel",
+    "GradScaler", "ShardedGradScaler", "no_grad", "enable_grad", "set_grad_enabled",
+    "inference_mode", "Sequential", "ModuleList", "ModuleDict",
+})
+
+
+class ImportedCode:
+    """The import side of ``ModuleIndex``; expects the attributes its ``__init__`` sets
+    (``imports``, ``project``, ``classes``, ``_owners``, ...)."""
+
+    def imported(self, name: str, attr: str | None = None) -> ast.AST | None:
+        """The function or class that ``name`` (``name.attr`` for a module) is imported as
+        from another module of the project; None when it is not one (or unknown)."""
+        if self.project is None or name not in self.imports and (attr or not self._star_imports):
+            return None
+        if (attr or (self.imports[name][1] if name in self.imports else name)) in _KNOWN_WITHOUT_READING:
+            return None
+        key = (name, attr)
+        if key not in self._foreign:
+            if name in self.imports:
+                self._foreign[key] = self._definition(*self.imports[name], attr)
+            else:  # `assign_grads(model, g)` after `from pkg.utils import *`
+                self._foreign[key] = next(filter(None, (
+                    self._definition(module, name, level, None)
+                    for module, level in self._star_imports)), None)
+        return self._foreign[key]
+
+    def _definition(self, module: str, imported: str | None, level: int, attr: str | None):
+        if imported is None:  # `import pkg.mod as m` ... `m.fn(...)`
+            targets = [(module, attr)] if attr else []
+        elif attr is None:  # `from pkg.mod import fn` ... `fn(...)`
+            targets = [(module, imported)]
+        else:  # `from pkg import mod` ... `mod.fn(...)`
+            targets = [(f"{module}.{imported}" if module else imported, attr)]
+        for target_module, target_name in targets:
+            found = self.project.definition(target_module, target_name, self.path, level)
+            if found is not None and found[1].index is not None:
+                self._owners[id(found[0])] = found[1].index
+                return found[0]
+        return None
+
+    def import_class(self, callee: ast.AST) -> None:
+        """Know the class that ``callee`` names (``Trainer``, ``engine.Trainer``) when another
+        module of the project defines it."""
+        key = dotted(callee) or ""
+        head, _, rest = key.partition(".")
+        found = self.imported(head, rest or None) if "(" not in key and "." not in rest else None
+        if type(found) is ast.ClassDef:
+            self.classes.setdefault(found.name, found)
+            self.classes.setdefault(last_name(key), found)
+
+    def owner_of(self, node: ast.AST) -> ImportedCode | None:
+        """The index of the other module that defines ``node``; None for this module's own."""
+        return self._owners.get(id(node))
+
+    def _calls_eventful_import(self, call: ast.Call) -> bool:
+        """A call of another module's function that holds a gradient event."""
+        if self.project is None or not self.imports:
+            return False
+        callee = self._imported_callee(call)
+        owner = self._owners.get(id(callee)) if callee is not None else None
+        return owner is not None and owner.contains_events(callee)
+
+    def calls_unread_inherited_method(self, call: ast.Call) -> bool:
+        """``self.mart_loss(x, y)`` where no class of the chain defines ``mart_loss`` and one
+        of the bases is the project's but not read (a module further away than imports are
+        followed): the method may reset the object's optimizers. A third-party base's
+        methods (``self.log(...)``) do nothing to gradients, as any third-party call."""
+        func = call.func
+        if self._finder is None or type(func) is not ast.Attribute or type(func.value) is not ast.Name \
+                or func.value.id != "self":
+            return False
+        cls = self._class_around(call)
+        if cls is None or not self._has_unread_base(cls, frozenset()):
+            return False
+        return self.class_method(cls, func.attr) is None
+
+    def _has_unread_base(self, cls: str, seen: frozenset) -> bool:
+        if not seen and cls in self._unread_bases:
+            return self._unread_bases[cls]
+        found = self._find_unread_base(cls, seen)
+        if not seen:
+            self._unread_bases[cls] = found
+        return found
+
+    def _find_unread_base(self, cls: str, seen: frozenset) -> bool:
+        node = self.classes.get(cls)
+        if node is None or cls in seen:
+            return False
+        owner = self._owners.get(id(node))
+        if owner is not None:  # another module's class: its own imports tell
+            return owner._has_unread_base(node.name, seen)
+        for base in node.bases:
+            key = dotted(base) or ""
+            name = last_name(key)
+            if name in _KNOWN_WITHOUT_READING:
+                continue
+            if name not in self.classes:
+                self.import_class(base)  # read it when the project can
+            if name in self.classes:
+                if self._has_unread_base(name, seen | {cls}):
+                    return True
+                continue
+            head, _, rest = key.partition(".")
+            if head not in self.imports:
+                continue
+            module, imported, level = self.imports[head]
+            if imported is not None and rest:
+                module, imported = (f"{module}.{imported}" if module else imported), rest
+            elif imported is None:
+                imported = rest
+            if imported and self._finder.may_define_events(module, imported, self.path, level):
+                return True
+        return False
+
+    def hands_optimizer_to_unread_code(self, call: ast.Call) -> bool:
+        """``mart_loss(self.model, x, y, self.optimizer)`` with ``mart_loss`` imported from a
+        module of the project that the analysis does not read (two imports away, or not
+        parsed): handed an optimizer, it may reset it, so what it does is unknown."""
+        func = call.func
+        if type(func) is ast.Attribute and type(func.value) is ast.Name:
+            name, attr = func.value.id, func.attr
+        elif type(func) is ast.Name:
+            name, attr = func.id, None
+        else:
+            return False
+        if self._finder is None or name not in self.imports or not call.args and not call.keywords \
+                or not any(self.is_optimizer(dotted(arg) or "") for arg in syntax.call_values(call)) \
+                or self._imported_callee(call) is not None:
+            return False
+        module, imported, level = self.imports[name]
+        if attr is None:  # `from pkg.losses import mart_loss` ... `mart_loss(...)`
+            function = imported
+        elif imported is None:  # `import pkg.losses as losses` ... `losses.mart_loss(...)`
+            function = attr
+        else:  # `from pkg import losses` ... `losses.mart_loss(...)`
+            module, function = f"{module}.{imported}" if module else imported, attr
+        return self._finder.may_define_events(module, function, self.path, level)
+
+    def _imported_callee(self, call: ast.Call) -> ast.AST | None:
+        func = call.func
+        if type(func) is ast.Name:
+            found = self.imported(func.id)
+            return found if isinstance(found, syntax.FUNCTIONS) else None
+        if type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id in self.imports:
+            found = self.imported(func.value.id, func.attr)
+            return found if isinstance(found, syntax.FUNCTIONS) else None
+        if type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self":
+            # `self.optimizer_zero_grad(mod)`: a method inherited from another module's class
+            cls = self._class_around(call)
+            found = self.class_method(cls, func.attr) if cls else None
+            return found if found is not None and id(found) in self._owners else None
+        if type(func) is ast.Attribute:  # `trainer.fit(...)`, `trainer = Trainer(...)` imported
+            cls = self.instance_class(dotted(func.value))
+            node = self.classes.get(cls) if cls else None
+            if node is not None and id(node) in self._owners:
+                return self.class_method(cls, func.attr)
+        return None

@@ -198,7 +198,7 @@ class Effects:
         a reset the loop is known to do (GC003)."""
         if own:
             owners = tuple(f"{key}." for key in self._expand("self"))
-            keys = sorted({k for facts in state.values() for k in facts if k and k.startswith(owners)})
+            keys = [k for k in _known_keys(state) if k.startswith(owners)]
         else:
             keys = [k for arg in syntax.call_values(call) for k in self._expand(self._key(arg) or "")
                     if k and self.index.is_optimizer(self._subst_key(k))]
@@ -259,12 +259,7 @@ class Effects:
             maybe = self._event(ev.ZERO, call, receiver, partial=True)
             state = self._apply_zero(maybe, (ev.ALL,), state, spared=frozenset(spared | covered),
                                      certain=False)
-        siblings = _siblings(state, targets)
-        # `self._optimizers[name].zero_grad()` where `self._optimizers = {"actor":
-        # self.actor_optimizer, ...}`: any of the members it lists may be the one
-        siblings += tuple(sorted({m for t in targets if ev.member_prefix(t)
-                                  for m in self.index.group_members(ev.member_prefix(t)[:-1])
-                                  if self.index.is_optimizer(m)} - set(siblings) - set(targets)))
+        siblings = _siblings(state, targets, self.index)
         if siblings:
             # `optimizers[i].zero_grad()`: which member `i` picks is unknown, so any other
             # member may be the one reset. A reset for GC002, never a discard for GC001.
@@ -338,7 +333,7 @@ class Effects:
         prefixes = tuple(f"{t}." for t in targets if t != ev.ALL)
         if not prefixes:
             return []
-        held = {k for facts in state.values() for k in facts if k and k.startswith(prefixes)}
+        held = {k for k in _known_keys(state) if k.startswith(prefixes)}
         return sorted(held - set(targets))
 
     def _group_zero(self, loop: ast.For, receiver: str, state: State) -> State:
@@ -771,13 +766,16 @@ def _members(state: State, targets: tuple[str, ...]) -> list[str]:
                   and k not in targets)
 
 
-def _siblings(state: State, targets: list[str]) -> tuple[str, ...]:
-    """Other members of the collections that ``targets`` pick members of by a variable, and
-    those collections themselves."""
+def _siblings(state: State, targets: list[str], index) -> tuple[str, ...]:
+    """Other members of the collections that ``targets`` pick members of by a variable,
+    those collections themselves, and the optimizers the file lists in them
+    (``self._optimizers = {"actor": self.actor_optimizer, ...}``)."""
     prefixes = {p for p in map(ev.member_prefix, targets) if p}
     if not prefixes:
         return ()
-    found = {k for k in _known_keys(state) if k.startswith(tuple(prefixes))} | {p[:-1] for p in prefixes}
+    groups = {p[:-1] for p in prefixes}
+    found = {k for k in _known_keys(state) if k.startswith(tuple(prefixes))} | groups | {
+        m for group in groups for m in index.group_members(group) if index.is_optimizer(m)}
     return tuple(sorted(found - set(targets)))
 
 

@@ -38,26 +38,37 @@ class ImportedCode:
         key = (name, attr)
         if key not in self._foreign:
             if name in self.imports:
-                self._foreign[key] = self._definition(*self.imports[name], attr)
+                self._foreign[key] = self._definition(self._import_target(name, attr))
             else:  # `assign_grads(model, g)` after `from pkg.utils import *`
                 self._foreign[key] = next(filter(None, (
-                    self._definition(module, name, level, None)
-                    for module, level in self._star_imports)), None)
+                    self._definition((module, name, level)) for module, level in self._star_imports)), None)
         return self._foreign[key]
 
-    def _definition(self, module: str, imported: str | None, level: int, attr: str | None):
+    def _import_target(self, name: str, attr: str | None) -> tuple[str, str, int] | None:
+        """(module, name there, level) of what ``name`` (``name.attr`` for a module) is
+        imported as; None for a module named alone."""
+        module, imported, level = self.imports[name]
         if imported is None:  # `import pkg.mod as m` ... `m.fn(...)`
-            targets = [(module, attr)] if attr else []
-        elif attr is None:  # `from pkg.mod import fn` ... `fn(...)`
-            targets = [(module, imported)]
-        else:  # `from pkg import mod` ... `mod.fn(...)`
-            targets = [(f"{module}.{imported}" if module else imported, attr)]
-        for target_module, target_name in targets:
-            found = self.project.definition(target_module, target_name, self.path, level)
-            if found is not None and found[1].index is not None:
-                self._owners[id(found[0])] = found[1].index
-                return found[0]
-        return None
+            return (module, attr, level) if attr else None
+        if attr is None:  # `from pkg.mod import fn` ... `fn(...)`
+            return module, imported, level
+        # `from pkg import mod` ... `mod.fn(...)`
+        return (f"{module}.{imported}" if module else imported), attr, level
+
+    def _definition(self, target: tuple[str, str, int] | None) -> ast.AST | None:
+        if target is None:
+            return None
+        module, name, level = target
+        found = self.project.definition(module, name, self.path, level)
+        if found is None or found[1].index is None:
+            return None
+        self._owners[id(found[0])] = found[1].index
+        return found[0]
+
+    def _unread(self, target: tuple[str, str, int] | None) -> bool:
+        """Whether ``target`` is a definition of the project that may hold gradient events
+        (see ``Project.may_define_events``)."""
+        return target is not None and self._finder.may_define_events(target[0], target[1], self.path, target[2])
 
     def import_class(self, callee: ast.AST) -> None:
         """Know the class that ``callee`` names (``Trainer``, ``engine.Trainer``) when another
@@ -122,14 +133,7 @@ class ImportedCode:
                     return True
                 continue
             head, _, rest = key.partition(".")
-            if head not in self.imports:
-                continue
-            module, imported, level = self.imports[head]
-            if imported is not None and rest:
-                module, imported = (f"{module}.{imported}" if module else imported), rest
-            elif imported is None:
-                imported = rest
-            if imported and self._finder.may_define_events(module, imported, self.path, level):
+            if head in self.imports and self._unread(self._import_target(head, rest or None)):
                 return True
         return False
 
@@ -148,14 +152,7 @@ class ImportedCode:
                 or not any(self.is_optimizer(dotted(arg) or "") for arg in syntax.call_values(call)) \
                 or self._imported_callee(call) is not None:
             return False
-        module, imported, level = self.imports[name]
-        if attr is None:  # `from pkg.losses import mart_loss` ... `mart_loss(...)`
-            function = imported
-        elif imported is None:  # `import pkg.losses as losses` ... `losses.mart_loss(...)`
-            function = attr
-        else:  # `from pkg import losses` ... `losses.mart_loss(...)`
-            module, function = f"{module}.{imported}" if module else imported, attr
-        return self._finder.may_define_events(module, function, self.path, level)
+        return self._unread(self._import_target(name, attr))
 
     def _imported_callee(self, call: ast.Call) -> ast.AST | None:
         func = call.func

@@ -65,7 +65,7 @@ class Project:
         self.used: dict[str, str] = {}  # modules whose definitions the current analysis used
         self.reads = 0  # modules read for the current analysis
         self._names: dict[Path, frozenset[str]] = {}  # see _relevant_definitions
-        self._exports: dict[Path, list[tuple[str, str, str]]] = {}  # see _reexports
+        self._exports: dict[Path, list[tuple[str, int, str, str]]] = {}  # see _reexports
         self._found: dict[tuple, Path | None] = {}  # (module, importer, level) -> its file
 
     @classmethod
@@ -74,7 +74,7 @@ class Project:
         package, the nearest repository root above it, and the current directory when it
         holds ``path``. Files with the same roots share
         one project, so each module of it is read once per process."""
-        roots = cls._roots(path)
+        roots = cls.roots_of(path)
         key = tuple(roots)
         if key not in _PROJECTS:
             if len(_PROJECTS) >= MAX_PROJECTS:
@@ -82,15 +82,10 @@ class Project:
             _PROJECTS[key] = cls(roots)
         return _PROJECTS[key]
 
-    @classmethod
-    def roots_of(cls, path: Path | str) -> list[Path]:
-        """The directories ``path``'s imports are resolved from (see ``around``)."""
-        return cls._roots(path)
-
     @staticmethod
-    def _roots(path: Path | str) -> list[Path]:
+    def roots_of(path: Path | str) -> list[Path]:
+        """The directories ``path``'s imports are resolved from (see ``around``)."""
         return list(_roots_of_directory(Path(path).resolve().parent, Path.cwd()))
-
 
     def definition(self, module: str, name: str, importer: Path | None = None,
                    level: int = 0, hops: int = 0) -> tuple[ast.AST, LoadedModule] | None:
@@ -132,12 +127,18 @@ class Project:
         starred = [(module, level, name) for module, level, _, exposed in imports if exposed == "*"]
         return named + starred
 
-    def may_define_events(self, module: str, name: str, importer: Path | None, level: int) -> bool:
-        """Whether ``module`` is one of the project's and its ``name`` may hold a gradient
-        event (its text mentions one, or a package re-exports it): what a caller that cannot
-        read it learns is then unknown. A third-party module is not the project's."""
+    def may_define_events(self, module: str, name: str, importer: Path | None, level: int,
+                          hops: int = 0) -> bool:
+        """Whether ``module`` is one of the project's and its ``name`` (defined there, or
+        re-exported from a module that defines it) may hold a gradient event, by its text:
+        what a caller that cannot read it learns is then unknown. A third-party module is
+        not the project's."""
         path = self._find(module, importer, level)
-        return path is not None and (self._defines(path, name) or bool(self._reexports(path, name)))
+        if path is None:
+            return False
+        return self._defines(path, name) or hops < MAX_REEXPORT_HOPS and any(
+            self.may_define_events(source, original, path, source_level, hops + 1)
+            for source, source_level, original in self._reexports(path, name))
 
     def module(self, module: str, importer: Path | None = None, level: int = 0) -> LoadedModule | None:
         path = self._find(module, importer, level)

@@ -29,13 +29,13 @@ from lint_rules.source import SourceText
 
 FunctionNode = syntax.FunctionNode
 _OPT_FACTORY_WORDS = ("optimizer", "optimiser")
-# Methods that torch / Lightning objects already have; a same-named method in this file is
-# not evidence that the receiver is an instance of the file's class.
 # Methods that only a torch module has: a receiver of one is a network.
 _MODULE_ONLY_METHODS = ("train", "eval", "state_dict", "load_state_dict", "named_parameters",
                         "parameters", "requires_grad_", "named_modules", "children")
 # `ddp_model.module`, `compiled._orig_mod`, `peft_model.base_model`: the whole network again
 _WHOLE_NETWORK_ATTRIBUTES = frozenset({"module", "_orig_mod", "_module", "model", "base_model", "net"})
+# Methods that torch / Lightning objects already have; a same-named method in this file is
+# not evidence that the receiver is an instance of the file's class.
 _FRAMEWORK_METHODS = frozenset(
     ["train", "eval", "forward", "to", "cuda", "cpu", "step", "zero_grad", "parameters", "named_parameters", "state_dict", "load_state_dict", "backward", "apply", "float", "half", "double", "modules", "children", "register_buffer", "update", "item", "detach", "clone", "copy_", "fit", "predict", "test", "validate", "log", "save", "load", "run", "close"]
 )

@@ -228,7 +228,11 @@ class Effects:
             owned |= self.index.groups_holding(owned)
             # `teacher.zero_grad()` when every optimizer here is known to hold other models:
             # it still counts as a reset (no GC002), but never as discarding a step's gradients.
-            partial |= not owned and key != ev.ALL and self.index.models_all_known()
+            # A network no optimizer here is known to hold, while the function runs other
+            # networks too: the stepping optimizer may hold only those (one per worker), so
+            # the reset is one for GC002 but no evidence of a discard (GC001).
+            partial |= not owned and key != ev.ALL and not self._gates \
+                and not self.index.trained_by_an_optimizer(key) and self._other_networks(key)
             # `self.model.base.zero_grad()` between the backward and the step: the body
             # frozen while the head trains, on purpose. A reset, never a discard.
             partial |= not owned and key != ev.ALL and self.index.part_of_a_model(key) \
@@ -272,6 +276,19 @@ class Effects:
             shared = self._event(ev.ZERO, call, receiver, partial=True)
             state = self._apply_zero(shared, (ev.ALL,), state)
         return state
+
+    def _other_networks(self, key: str) -> bool:
+        """Whether the function being walked runs a network on data that is neither ``key``
+        nor a part of it nor a whole it belongs to: then the gradients a backward pass left
+        need not be ``key``'s."""
+        scope = self._frames[-1] if self._frames else self.index.tree
+        found = self._networks_run.get(id(scope))
+        if found is None:
+            found = self._networks_run[id(scope)] = frozenset(
+                k for node in syntax.walk(scope) if type(node) is ast.Call
+                for k in [ev.dotted(node.func)] if k and self.index.is_a_network(k))
+        return any(not k.startswith(f"{key}.") and not key.startswith(f"{k}.") and k != key
+                   for k in found)
 
     def _resets_an_optimizer_too(self) -> bool:
         """Whether the function being walked also resets an optimizer itself: then the reset

@@ -88,6 +88,8 @@ class ModuleIndex(ImportedCode):
         self.class_of: dict[int, str] = {}
         self._counter_flags: set[str] | None = None  # computed on first use
         self._model_keys: set[str] | None = None
+        self._optimizer_builds: list[ast.Call] = []  # every call of an optimizer class
+        self._trained: set[str] | None = None  # the models those calls are handed
         # name -> the scopes (function nodes, or the module) that bind it to an object of its own
         self._built: dict[str, set[int]] = {}
         self._built_at: list[tuple[str, ast.AST]] = []  # resolved into _built once parents are known
@@ -196,6 +198,8 @@ class ModuleIndex(ImportedCode):
             self.step_calls.append(node)
         if name in ("parameters", "named_parameters") and type(node.func) is ast.Attribute:
             self.modules.add(dotted(node.func.value) or "")
+        if _builds_an_optimizer(node):
+            self._optimizer_builds.append(node)
         if name in EVENT_CALL_NAMES and not _not_an_optimizer_step(node):
             events.append(node)
             if name == "zero_grad" and type(node.func) is ast.Attribute:
@@ -333,15 +337,22 @@ class ModuleIndex(ImportedCode):
         """Whether ``node`` holds a gradient event or a call that reaches one."""
         return id(node) in self.marked
 
+    def trained_by_an_optimizer(self, model: str) -> bool:
+        """Whether some optimizer class built in this file, kept under any name or none
+        (``[SGD(matrices), AdamW(others)]``), is handed parameters of ``model``, of a part
+        of it or of a network it is part of: evidence that a step trains it."""
+        if self._trained is None:
+            self._trained = set()
+            for call in self._optimizer_builds:
+                self._trained |= constructor_models(call, self.scope_of(call))
+        names = {model} | self._aliases.get(model, set())
+        return any(_covers(n, m) or _covers(m, n) for n in names for m in self._trained)
+
     def _note_optimizer(self, stmt: ast.AST, targets: list[ast.AST], call: ast.Call) -> None:
         callee = dotted(call.func) or ""
         name = last_name(callee)
-        creates = not _NOT_OPTIMIZER.search(callee) and (
-            name in OPTIMIZER_CLASSES
-            or ".optim." in f".{callee}."
-            and name[:1].isupper()
-            or any(w in name.lower() for w in _OPT_FACTORY_WORDS)
-        )
+        creates = _builds_an_optimizer(call) or (
+            not _NOT_OPTIMIZER.search(callee) and any(w in name.lower() for w in _OPT_FACTORY_WORDS))
         # `self.optimizers(use_pl_optimizer=True)` hands back the module's own optimizers.
         getter = name in SAME_OBJECT_GETTERS
         for target in targets:
@@ -521,10 +532,15 @@ class ModuleIndex(ImportedCode):
             return False
         if self._called_keys is None:
             self._called_keys = {dotted(call.func) for _, call in self._local_calls} - {None}
-        return parent != "self" and (parent in self.model_keys() or parent in self.modules
-                                     or parent in self._called_keys or any(
-                                         f"{parent}.{method}" in self._called_keys
-                                         for method in _MODULE_ONLY_METHODS))
+        return parent != "self" and (self.is_a_network(parent) or parent in self._called_keys)
+
+    def is_a_network(self, key: str) -> bool:
+        """Whether ``key`` shows itself a network here: an optimizer holds it, its
+        ``parameters()`` are read, or a method only a module has is called on it."""
+        if self._called_keys is None:
+            self._called_keys = {dotted(call.func) for _, call in self._local_calls} - {None}
+        return key in self.model_keys() or key in self.modules or any(
+            f"{key}.{method}" in self._called_keys for method in _MODULE_ONLY_METHODS)
 
     def holds_more_than(self, optimizer: str, model: str) -> bool:
         """Whether ``optimizer`` is known to hold parameters outside ``model`` too (groups
@@ -747,6 +763,14 @@ def _new_object(value: ast.AST) -> bool:
         return False
     wrapped = _wrapped_model(value)
     return wrapped is None or wrapped.endswith(")")
+
+
+def _builds_an_optimizer(call: ast.Call) -> bool:
+    """``torch.optim.AdamW(...)``, ``SGD(...)``: a call of an optimizer class."""
+    callee = dotted(call.func) or ""
+    name = last_name(callee)
+    return not _NOT_OPTIMIZER.search(callee) and (
+        name in OPTIMIZER_CLASSES or ".optim." in f".{callee}." and name[:1].isupper())
 
 
 def _covers(whole: str, part: str) -> bool:

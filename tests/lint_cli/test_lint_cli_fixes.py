@@ -157,6 +157,7 @@ TWO_RESETS_IN_A_TRY = """import torch
 
 
 def train(model, loader, optimizer, opt_d, accelerator):
+    model.train()
     for batch in loader:
         loss = model(batch)
         try:

@@ -201,6 +201,7 @@ class Effects:
             keys = [k for k in _known_keys(state) if k.startswith(owners)]
         else:
             keys = [k for arg in syntax.call_values(call) for k in self._expand(self._key(arg) or "")
+                    for k in (k, k.rpartition(".")[0])
                     if k and self.index.is_optimizer(self._subst_key(k))]
         keys = sorted(set(self._unwrapped(tuple(keys))))
         if not keys:
@@ -269,6 +270,7 @@ class Effects:
             # member may be the one reset. A reset for GC002, never a discard for GC001.
             maybe = self._event(ev.ZERO, call, receiver, partial=True)
             state = self._apply_zero(maybe, siblings, state, certain=False)
+        state = self._maybe_any_optimizer(call, receiver, keys, state)
         if gated and self.index.shares_parameters():
             # Two optimizers here hold the same parameters (Lightning's two-optimizer tests):
             # one's reset clears the other's gradients too. Count it as a reset for GC002,
@@ -360,7 +362,29 @@ class Effects:
         if not keys:
             return state
         event = self._event(ev.ZERO, loop, receiver)
-        return self._gated(state, lambda s: self._apply_zero(event, keys, s), keys)
+        state = self._gated(state, lambda s: self._apply_zero(event, keys, s), keys)
+        return self._maybe_any_optimizer(loop, receiver, keys, state)
+
+    def _maybe_any_optimizer(self, node: ast.AST, receiver: str, keys: tuple[str, ...],
+                             state: State) -> State:
+        """Resets whose reach the file cannot tell, counted as resets for GC002 and never as
+        discards for GC001: a member of a collection whose contents this file does not show
+        (``self.agent._optimizers["actor"]``) may be the very object another name steps; the
+        optimizer inside a wrapper (``policy_optimizer._optimizer``) holds the gradients
+        that the wrapper's step applies."""
+        head = receiver.partition("[")[0]
+        if "[" in receiver and not self.index.group_members(head):
+            if not any(k != ev.ALL and self.index.is_optimizer(k) for k in keys):
+                return state
+            targets: tuple[str, ...] = (ev.ALL,)
+        else:
+            outers = {k.rpartition(".")[0] for k in keys} - {"", "self"}
+            targets = tuple(sorted(o for o in outers if self.index.is_optimizer(self._subst_key(o))
+                                   or self.index.is_optimizer(o)))
+        if not targets:
+            return state
+        maybe = self._event(ev.ZERO, node, receiver, partial=True)
+        return self._apply_zero(maybe, targets, state, spared=frozenset(keys), certain=False)
 
     def _param_zero(self, loop: ast.For, state: State) -> State:
         owner = ev.param_loop_owner(loop)

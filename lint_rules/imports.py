@@ -149,10 +149,15 @@ class ImportedCode:
         else:
             return False
         if self._finder is None or name not in self.imports or not call.args and not call.keywords \
-                or not any(self.is_optimizer(dotted(arg) or "") for arg in syntax.call_values(call)) \
+                or not any(self._optimizer_or_inside_one(dotted(arg) or "") for arg in syntax.call_values(call)) \
                 or self._imported_callee(call) is not None:
             return False
         return self._unread(self._import_target(name, attr))
+
+    def _optimizer_or_inside_one(self, key: str) -> bool:
+        """``opt``, or what an optimizer wraps (``opt._optimizer``): a reset of either is
+        a reset of ``opt``'s gradients."""
+        return self.is_optimizer(key) or "." in key and self.is_optimizer(key.rpartition(".")[0])
 
     def _imported_callee(self, call: ast.Call) -> ast.AST | None:
         func = call.func

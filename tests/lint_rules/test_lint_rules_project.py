@@ -362,3 +362,53 @@ def test_a_method_inherited_from_a_class_not_read_may_reset(tmp_path: Path) -> N
     from lint_rules import project as project_module
     project_module._PROJECTS.clear()
     assert lint(script) == [(9, "GC002", True)]
+
+
+WRAPPED_TRAINER = '''\
+import torch
+from pkg.wrapping import clear_wrapped
+
+
+class Wrapper:
+    def __init__(self, params):
+        self._optimizer = torch.optim.Adam(params)
+
+    def step(self):
+        self._optimizer.step()
+
+
+class PolicyTrainer:
+    def __init__(self, policy):
+        self.policy = policy
+        self.policy_optimizer = Wrapper(policy.parameters())
+
+    def train(self, batches):
+        for obs, ret in batches:
+            {reset}
+            loss = -(self.policy(obs) * ret).mean()
+            loss.backward()
+            self.policy_optimizer.step()
+'''
+
+
+def _wrapped_project(tmp_path: Path, reset: str) -> Path:
+    """A trainer whose optimizer wraps a torch optimizer, cleared by a helper that hands the
+    inner optimizer on to a module one more import away (which the analysis does not read)."""
+    script = project(tmp_path, WRAPPED_TRAINER.replace("{reset}", reset))
+    (tmp_path / "pkg" / "wrapping.py").write_text(
+        "from pkg.grads import clear_all\n\n\ndef clear_wrapped(optimizer):\n"
+        "    clear_all(optimizer)\n")
+    (tmp_path / "pkg" / "grads.py").write_text(
+        "def clear_all(optimizer):\n    for group in optimizer.param_groups:\n"
+        "        for p in group['params']:\n            p.grad = None\n")
+    return script
+
+
+def test_the_inner_optimizer_of_a_wrapper_handed_to_unread_code_may_be_reset(tmp_path: Path) -> None:
+    # the wrapper steps what it wraps, so clearing the inner optimizer may clear what it steps
+    assert lint(_wrapped_project(tmp_path, "clear_wrapped(self.policy_optimizer._optimizer)")) == []
+
+
+def test_a_wrapper_never_reset_is_still_reported(tmp_path: Path) -> None:
+    # reported at the step of the optimizer it wraps, whose fate it is
+    assert lint(_wrapped_project(tmp_path, "pass")) == [(10, "GC002", True)]

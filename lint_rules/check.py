@@ -229,7 +229,9 @@ def _selected(select: Iterable[str] | None) -> tuple:
 
 
 def _run(tree: ast.Module, text: str, rules: tuple, where: _Where) -> list[Finding]:
-    if not rules:
+    from lint_rules.frameworks import another_frameworks_code
+
+    if not rules or another_frameworks_code(tree):
         return []
     from lint_rules import syntax
     from lint_rules.source import SourceText

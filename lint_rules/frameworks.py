@@ -16,15 +16,17 @@ OTHER_FRAMEWORKS = frozenset({
     "warp", "warp_nn", "jax", "flax", "optax", "tensorflow", "keras", "paddle", "mindspore",
     "mxnet", "oneflow", "jittor", "mlx", "chainer",
 })
-# packages whose use makes a module PyTorch code, whatever else it imports
+# packages whose use makes a module code with PyTorch's gradient semantics, whatever else
+# it imports (tinygrad's `.grad` accumulates across `backward()` the same way)
 PYTORCH_FAMILY = frozenset({
     "torch", "torchvision", "torchaudio", "torchtext", "lightning", "pytorch_lightning",
-    "accelerate", "deepspeed", "transformers", "timm", "fairseq", "apex",
+    "accelerate", "deepspeed", "transformers", "timm", "fairseq", "apex", "tinygrad",
 })
 
 
 def another_frameworks_code(tree: ast.Module) -> bool:
-    """Whether ``tree`` imports another autodiff framework and nothing of PyTorch's."""
+    """Whether ``tree`` imports another autodiff framework and nothing with PyTorch's
+    gradient semantics."""
     imported = _imported_packages(tree)
     return not imported.isdisjoint(OTHER_FRAMEWORKS) and imported.isdisjoint(PYTORCH_FAMILY)
 

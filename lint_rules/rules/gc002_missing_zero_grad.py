@@ -56,6 +56,10 @@ class MissingZeroGrad(Rule):
     rebound optimizer even when its model keeps its gradients between iterations.
 
     ## Precision
+    On the eighth held-out part (`test8`, 208 repositories, scored once at 8c79788): `stale`
+    0 real bugs, 6 false alarms and 1 debatable (agents written for NVIDIA Warp, whose
+    `tape.zero()` clears what `tape.backward()` filled; such modules are no longer read).
+    Over test5 to test8, `stale` stands at 4 real bugs and 17 false alarms.
     On the seventh held-out part (`test7`, 206 repositories, scored once at 2547af3): `stale` 2
     real bugs and 7 false alarms (optimizers reset through a dict by name or through a
     wrapper built around them, a reset written out over parameter groups in another module);

@@ -418,7 +418,7 @@ def step_target(call: ast.Call, is_optimizer) -> tuple[str, ast.AST | None] | No
         return None
     args = syntax.positional(call)
     if func.attr == "optimizer_step" and args:
-        key = dotted(args[0])
+        key = member_key(args[0])
         return (key, None) if key and is_optimizer(key) else None
     if func.attr != "step":
         return None
@@ -427,7 +427,7 @@ def step_target(call: ast.Call, is_optimizer) -> tuple[str, ast.AST | None] | No
         closure = args[0] if args else syntax.keyword(call, "closure")
         return receiver, closure
     if args:
-        key = dotted(args[0])
+        key = member_key(args[0])  # `scaler.step(self.optimizers[uid])` too
         if key and is_optimizer(key):
             return key, None
     return None

@@ -21,6 +21,7 @@ from lint_rules.events import (
     is_grad_zeroing,
     last_name,
     looks_like_optimizer,
+    member_key,
 )
 from lint_rules.imports import ImportedCode
 from lint_rules.parameter_sources import constructor_models
@@ -788,7 +789,7 @@ def _not_an_optimizer_step(call: ast.Call) -> bool:
     receiver = last_name(dotted(func.value) or "")
     if not receiver or not _NOT_OPTIMIZER.search(receiver):
         return False
-    return not any(looks_like_optimizer(dotted(a) or "") for a in syntax.positional(call))
+    return not any(looks_like_optimizer(member_key(a) or "") for a in syntax.positional(call))
 
 
 # Calls that hand back their arguments wrapped, position for position.

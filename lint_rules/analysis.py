@@ -15,6 +15,7 @@ from lint_rules import events as ev
 from lint_rules import rebinding, syntax
 from lint_rules.finding import AnalysisIncomplete
 from lint_rules.flow import MAX_WORLDS_RETRY, Interpreter, Issue, PathsMerged
+from lint_rules.frameworks import another_frameworks_code
 from lint_rules.source import SourceText
 from lint_rules.summaries import ModuleIndex
 
@@ -37,6 +38,7 @@ class Analysis:
     gc003: list[tuple[ev.Event, ast.AST, Issue]] = field(default_factory=list)
     incomplete: list[AnalysisIncomplete] = field(default_factory=list)  # units given up on
     alias_sites: dict[str, ast.AST] = field(default_factory=dict)  # see effects.ALIAS_PREFIX
+    other_framework: bool = False  # another autodiff framework's code (frameworks.py): no rule applies
 
     def statement_of(self, node: ast.AST) -> syntax.Statement | None:
         """The statement that contains ``node`` (itself if it is one); in ``a; b`` that is
@@ -82,6 +84,9 @@ def analyse(tree: ast.Module, text: SourceText, project=None, path: str | None =
 
     index = ModuleIndex(tree, text, project=project, path=Path(path) if path else None)
     analysis = Analysis(tree, text, index)
+    if another_frameworks_code(index.imported_modules()):
+        analysis.other_framework = True
+        return analysis
     issues: dict[tuple, tuple[Issue, dict]] = {}
     for body, class_name, repeat, function in _units(tree, index):
         if not any(index.contains_events(stmt) for stmt in body):

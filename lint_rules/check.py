@@ -229,9 +229,7 @@ def _selected(select: Iterable[str] | None) -> tuple:
 
 
 def _run(tree: ast.Module, text: str, rules: tuple, where: _Where) -> list[Finding]:
-    from lint_rules.frameworks import another_frameworks_code
-
-    if not rules or another_frameworks_code(tree):
+    if not rules:
         return []
     from lint_rules import syntax
     from lint_rules.source import SourceText
@@ -239,7 +237,7 @@ def _run(tree: ast.Module, text: str, rules: tuple, where: _Where) -> list[Findi
     seen: dict[tuple, Finding] = {}
     try:
         analysis = analyse(tree, SourceText(text), where.project, where.path)
-        for rule in rules:
+        for rule in rules if not analysis.other_framework else ():
             for finding in rule.check(analysis):
                 seen.setdefault((finding.code, finding.line, finding.column), finding)
         for gave_up in analysis.incomplete:

@@ -227,11 +227,10 @@ class Effects:
             gated = False
             owned = self.index.optimizers_of_model(key) if key != ev.ALL else set()
             owned |= self.index.groups_holding(owned)
-            # `teacher.zero_grad()` when every optimizer here is known to hold other models:
-            # it still counts as a reset (no GC002), but never as discarding a step's gradients.
-            # A network no optimizer here is known to hold, while the function runs other
-            # networks too: the stepping optimizer may hold only those (one per worker), so
-            # the reset is one for GC002 but no evidence of a discard (GC001).
+            # A network no optimizer here is known to hold (`teacher.zero_grad()`, a worker's
+            # head), while the function runs other networks too: the stepping optimizer may
+            # hold only those, so the reset counts for GC002 but is no evidence of a discard
+            # (GC001), unless accelerate accumulates it or an optimizer built here holds it.
             partial |= not owned and key != ev.ALL and not self._gates \
                 and not self.index.trained_by_an_optimizer(key) and self._other_networks(key)
             # `self.model.base.zero_grad()` between the backward and the step: the body

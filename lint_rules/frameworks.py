@@ -9,7 +9,7 @@ benign), rather than reading its calls with PyTorch's meaning.
 """
 from __future__ import annotations
 
-import ast
+from collections.abc import Iterable
 
 # top-level packages of autodiff frameworks whose gradients are not PyTorch's
 OTHER_FRAMEWORKS = frozenset({
@@ -24,18 +24,8 @@ PYTORCH_FAMILY = frozenset({
 })
 
 
-def another_frameworks_code(tree: ast.Module) -> bool:
-    """Whether ``tree`` imports another autodiff framework and nothing with PyTorch's
-    gradient semantics."""
-    imported = _imported_packages(tree)
-    return not imported.isdisjoint(OTHER_FRAMEWORKS) and imported.isdisjoint(PYTORCH_FAMILY)
-
-
-def _imported_packages(tree: ast.Module) -> set[str]:
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if type(node) is ast.Import:
-            found.update(alias.name.partition(".")[0] for alias in node.names)
-        elif type(node) is ast.ImportFrom and not node.level and node.module:
-            found.add(node.module.partition(".")[0])
-    return found
+def another_frameworks_code(modules: Iterable[str]) -> bool:
+    """Whether a module importing ``modules`` (dotted names, absolute imports only) imports
+    another autodiff framework and nothing with PyTorch's gradient semantics."""
+    packages = {module.partition(".")[0] for module in modules}
+    return not packages.isdisjoint(OTHER_FRAMEWORKS) and packages.isdisjoint(PYTORCH_FAMILY)

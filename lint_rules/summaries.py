@@ -338,6 +338,11 @@ class ModuleIndex(ImportedCode):
         """Whether ``node`` holds a gradient event or a call that reaches one."""
         return id(node) in self.marked
 
+    def imported_modules(self) -> set[str]:
+        """The modules this file imports by absolute name (``jax.numpy``, ``torch``)."""
+        named = {module for module, _, level in self.imports.values() if not level}
+        return named | {module for module, level in self._star_imports if not level}
+
     def trained_by_an_optimizer(self, model: str) -> bool:
         """Whether some optimizer class built in this file, kept under any name or none
         (``[SGD(matrices), AdamW(others)]``), is handed parameters of ``model``, of a part
@@ -531,17 +536,20 @@ class ModuleIndex(ImportedCode):
         parent, _, attr = key.rpartition(".")
         if not parent or attr in _WHOLE_NETWORK_ATTRIBUTES or "(" in key or "[" in key:
             return False
-        if self._called_keys is None:
-            self._called_keys = {dotted(call.func) for _, call in self._local_calls} - {None}
-        return parent != "self" and (self.is_a_network(parent) or parent in self._called_keys)
+        return parent != "self" and (self.is_a_network(parent) or parent in self._called())
 
     def is_a_network(self, key: str) -> bool:
         """Whether ``key`` shows itself a network here: an optimizer holds it, its
         ``parameters()`` are read, or a method only a module has is called on it."""
+        called = self._called()
+        return key in self.model_keys() or key in self.modules or any(
+            f"{key}.{method}" in called for method in _MODULE_ONLY_METHODS)
+
+    def _called(self) -> set[str]:
+        """Every name called in this file (``model``, ``self.net.train``)."""
         if self._called_keys is None:
             self._called_keys = {dotted(call.func) for _, call in self._local_calls} - {None}
-        return key in self.model_keys() or key in self.modules or any(
-            f"{key}.{method}" in self._called_keys for method in _MODULE_ONLY_METHODS)
+        return self._called_keys
 
     def holds_more_than(self, optimizer: str, model: str) -> bool:
         """Whether ``optimizer`` is known to hold parameters outside ``model`` too (groups

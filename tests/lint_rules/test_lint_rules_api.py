@@ -14,9 +14,10 @@ BUGGY = (
     "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
     "\n"
     "def once(loss):\n"
+    "    inner = torch.optim.SGD(model.parameters(), lr=0.1)\n"
     "    loss.backward()\n"
-    "    opt.zero_grad()\n"
-    "    opt.step()\n"
+    "    inner.zero_grad()\n"
+    "    inner.step()\n"
     "\n"
     "total = 0\n"
     "for x in data:\n"
@@ -29,12 +30,12 @@ BUGGY = (
 
 def test_findings_are_sorted_and_carry_the_contract_fields() -> None:
     findings = check_source(BUGGY, "train.py")
-    assert [(f.line, f.code) for f in findings] == [(6, "GC001"), (13, "GC002"), (14, "GC004")]
+    assert [(f.line, f.code) for f in findings] == [(7, "GC001"), (14, "GC002"), (15, "GC004")]
     assert findings == sorted(findings, key=lambda f: (f.line, f.column))
     gc002 = findings[1]
-    assert (gc002.column, gc002.end_line, gc002.end_column) == (5, 13, 15)
+    assert (gc002.column, gc002.end_line, gc002.end_column) == (5, 14, 15)
     assert gc002.rule == "missing-zero-grad" and gc002.severity == "error"
-    assert "`opt.step()` (line 13)" in gc002.message and "line 12" in gc002.message
+    assert "`opt.step()` (line 14)" in gc002.message and "line 13" in gc002.message
 
 
 def test_select_limits_the_rules_by_code_or_name() -> None:

@@ -1,0 +1,178 @@
+"""Evidence: whether a GC001 or GC002 finding rests on what the file shows, or on what the
+analysis could not see.
+
+Held-out code showed where the two oldest forms go wrong. A loop that "never resets" its
+optimizer had, each time it was a false alarm, a reset somewhere in the file the analysis
+could not tie to an optimizer: a helper on `self`, a collection, a wrapper, a write to
+`.grad`. A reset "between backward and step" was, each time, a reset of something else than
+the stepped optimizer (a part of the network frozen on purpose), or gradients written back
+before the step, or a step that takes arguments and computes its own. So the default forms
+ask for proof of the opposite; the rest is reported with ``--preview`` only.
+"""
+from __future__ import annotations
+
+import ast
+
+from lint_rules import syntax
+from lint_rules.events import dotted
+from lint_rules.rules.base import crosses_modules
+
+# In-place methods that clear or replace a gradient tensor: `p.grad.zero_()`, `.detach_()`.
+_GRAD_REWRITES = frozenset({"zero_", "fill_", "detach_", "copy_", "mul_", "set_", "requires_grad_"})
+# Calls between a reset and a step that only read or rescale gradients, or switch the tape.
+_HARMLESS = frozenset({"clip_grad_norm_", "clip_grad_value_", "unscale_", "no_grad",
+                       "enable_grad", "set_grad_enabled"})
+
+
+def nothing_else_resets(analysis, issue) -> bool:
+    """A GC002 ``stale`` finding stands on evidence when every reset in the file is tied to
+    something other than the stepped optimizer: nothing the analysis could not follow may be
+    the missing reset."""
+    if crosses_modules(issue):
+        return False
+    stepped = _names_of_stepped(analysis, issue)
+    weighed = {id(analysis.function_of(e.node))
+               for e in (issue.step, *issue.backwards, *issue.applied_by, *issue.also)}
+    return all(_tied_elsewhere(analysis, node, stepped, weighed) for node in _resets(analysis.tree))
+
+
+def resets_the_stepped_optimizer(analysis, issue) -> bool:
+    """A GC001 ``straight`` finding stands on evidence when the reset is the stepped
+    optimizer's own (or that of the network it was built over), the step takes no
+    argument of its own, and nothing between the two touches a gradient."""
+    if issue.loop_carried or issue.at.partial:
+        return False
+    zero, step = issue.at.node, issue.step.node
+    if not issue.at.via and (type(zero) is not ast.Call or type(zero.func) is not ast.Attribute):
+        return False  # a loop over the parameters, a `.grad` write: what it covers is a guess
+    stepped = _names_of_stepped(analysis, issue)
+    reset = {issue.at.target, dotted(zero.func.value) if type(zero) is ast.Call
+             and type(zero.func) is ast.Attribute else ""} - {""}
+    held = {m for name in stepped for m in analysis.index.models_of(name)}
+    if reset.isdisjoint(stepped | held):
+        return False
+    if not _plain_step(analysis, step):
+        return False
+    if analysis.function_of(zero) is not analysis.function_of(step):
+        return False
+    return not any(_touches_gradients(node) for node in _between(analysis, zero, step))
+
+
+def _resets(tree: ast.AST):
+    """Every statement or call in ``tree`` that may clear or replace gradients."""
+    for node in ast.walk(tree):
+        kind = type(node)
+        if kind is ast.Call:
+            name = _called_name(node)
+            if ("zero" in name and "grad" in name) or name == "zero" or (
+                    name in _GRAD_REWRITES and _on_a_gradient(node.func)):
+                yield node
+        elif kind in (ast.Assign, ast.AugAssign, ast.AnnAssign):
+            targets = node.targets if kind is ast.Assign else [node.target]
+            if any(type(t) is ast.Attribute and t.attr in ("grad", "_grad") for t in targets):
+                yield node
+
+
+def _names_of_stepped(analysis, issue) -> set[str]:
+    """The stepped optimizer as the analysis keys it and as the step's own code spells it
+    (``trainer.optimizer`` when reached from a caller, ``self.optimizer`` in the method)."""
+    call = issue.step.node
+    spelled = analysis.optimizer_text(issue.step) \
+        if type(call) is ast.Call and type(call.func) is ast.Attribute else ""
+    return {issue.optimizer, issue.step.target, spelled}
+
+
+def _tied_elsewhere(analysis, node: ast.AST, stepped: set[str], weighed: set[int]) -> bool:
+    """Whether ``node`` can only reset something other than the stepped optimizer: a value
+    local to its own function (a parameter, a name it binds), which that function cannot
+    hand to the loop; the stepped optimizer's own spelling in a function the analysis
+    followed (it judged that reset); another optimizer built in this file, or a network only
+    another one holds. State kept on ``self`` or in a global outlives the call, and a helper named for
+    zeroing may reach anything: those may be the missing reset."""
+    target = _reset_target(node)
+    if target is None:
+        return False
+    receiver, scope, root = dotted(target) or "", analysis.function_of(node), _root_name(target)
+    if root not in (None, "self", "cls") and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+            and (root in _parameters(scope) or root in _bound_in(scope)):
+        return True
+    if receiver in stepped:
+        return id(scope) in weighed
+    index = analysis.index
+    return receiver in index.optimizers or any(
+        receiver in index.models_of(other) for other in index.optimizers - stepped) and not any(
+        receiver in index.models_of(name) for name in stepped)
+
+
+def _reset_target(node: ast.AST) -> ast.AST | None:
+    """What a reset acts on: ``opt`` in ``opt.zero_grad()``, ``p`` in ``p.grad = None`` or
+    ``p.grad.zero_()``; None for a helper called for the purpose (``zero_grads(model)``)."""
+    if type(node) is ast.Call:
+        func = node.func
+        if type(func) is not ast.Attribute or (func.attr != "zero_grad" and not _on_a_gradient(func)):
+            return None
+        return func.value
+    targets = node.targets if type(node) is ast.Assign else [node.target]
+    return next((t.value for t in targets if type(t) is ast.Attribute), None)
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while type(node) in (ast.Attribute, ast.Subscript, ast.Call):
+        node = node.func if type(node) is ast.Call else node.value
+    return node.id if type(node) is ast.Name else None
+
+
+def _parameters(function: ast.AST) -> set[str]:
+    args = function.args
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    return {a.arg for a in every if a is not None}
+
+
+def _bound_in(function: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(function) if type(n) is ast.Name and type(n.ctx) is ast.Store}
+
+
+def _plain_step(analysis, step: ast.AST) -> bool:
+    """``opt.step()``, or ``scaler.step(opt)``: no objective or flag of the step's own."""
+    if type(step) is not ast.Call or step.keywords:
+        return False
+    args = syntax.positional(step)
+    receiver = dotted(step.func.value) if type(step.func) is ast.Attribute else None
+    return not args or (len(args) == 1 and not analysis.index.is_optimizer(receiver or ""))
+
+
+def _between(analysis, first: ast.AST, last: ast.AST):
+    """The nodes of the function holding both that lie after ``first`` and before ``last``."""
+    scope = analysis.function_of(first) or analysis.tree
+    start = (first.end_lineno, first.end_col_offset)
+    stop = (last.lineno, last.col_offset)
+    for node in ast.walk(scope):
+        at = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+        if start <= at < stop:
+            yield node
+
+
+def _touches_gradients(node: ast.AST) -> bool:
+    if type(node) is ast.Attribute and node.attr in ("grad", "_grad"):
+        return True
+    if type(node) is ast.Call:
+        name = _called_name(node)
+        return "grad" in name and name not in _HARMLESS or name == "backward"
+    return False
+
+
+def _on_a_gradient(func: ast.AST) -> bool:
+    """``p.grad.zero_``, ``p.grad.data.zero_``: a method called on a gradient."""
+    value = getattr(func, "value", None)
+    while type(value) is ast.Attribute:
+        if value.attr in ("grad", "_grad"):
+            return True
+        value = value.value
+    return False
+
+
+def _called_name(call: ast.Call) -> str:
+    func = call.func
+    if type(func) is ast.Attribute:
+        return func.attr
+    return func.id if type(func) is ast.Name else ""

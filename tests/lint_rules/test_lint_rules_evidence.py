@@ -1,0 +1,152 @@
+"""GC001 `straight` and GC002 `stale` are reported by default only where the file shows the
+bug; where the answer rests on what the analysis could not see, the finding is the
+`unproven` form, reported with `--preview` only (lint_rules/evidence.py)."""
+from __future__ import annotations
+
+from lint_rules import EVERY_FORM, check_source
+
+TRAINER = '''\
+import torch
+from torch import nn
+
+
+class Regressor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(8, 16)
+        self.head = nn.Linear(16, 1)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.encoder(x)))
+
+
+def train(loader, epochs=3):
+    model = Regressor()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(epochs):
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            {reset}
+            optimizer.step()
+            {after}
+    return model
+'''
+
+
+def forms(source: str, preview: bool = False) -> list[tuple[str, str]]:
+    select = EVERY_FORM if preview else None
+    return [(f.code, f.pattern) for f in check_source(source, "train.py", strict=True, select=select)]
+
+
+def test_the_stepped_optimizers_own_reset_before_its_step_is_reported_by_default() -> None:
+    source = TRAINER.format(reset="optimizer.zero_grad()", after="")
+    assert forms(source) == [("GC001", "straight")]
+
+
+def test_a_reset_of_the_network_the_optimizer_was_built_over_is_reported_by_default() -> None:
+    source = TRAINER.format(reset="model.zero_grad()", after="")
+    assert forms(source) == [("GC001", "straight")]
+
+
+def test_a_reset_of_one_part_of_the_network_before_the_step_is_unproven() -> None:
+    # clearing the encoder's gradients before the step freezes it for that step, on purpose
+    source = TRAINER.format(reset="model.encoder.zero_grad()", after="")
+    assert forms(source) == []
+    assert forms(source, preview=True) == [("GC001", "unproven")]
+
+
+def test_a_loop_that_never_resets_is_stale_when_nothing_else_in_the_file_resets() -> None:
+    source = TRAINER.format(reset="", after="")
+    assert forms(source) == [("GC002", "stale")]
+
+
+def test_a_reset_in_another_trainers_own_parameter_does_not_weaken_the_evidence() -> None:
+    other = ("\n\ndef finetune(model, optimizer, loader):\n"
+             "    for x, y in loader:\n"
+             "        optimizer.zero_grad()\n"
+             "        nn.functional.mse_loss(model(x), y).backward()\n"
+             "        optimizer.step()\n")
+    source = TRAINER.format(reset="", after="") + other
+    assert forms(source) == [("GC002", "stale")]
+
+
+def test_a_reset_kept_on_an_object_the_loop_may_reach_makes_the_finding_unproven() -> None:
+    # `self.optimizer` outlives any one call: a method the analysis did not see called
+    # (a callback, a hook) may be the reset the loop seems to lack
+    source = '''\
+import torch
+from torch import nn
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def on_batch_start(self):
+        self.optimizer.zero_grad()
+
+    def fit(self, loader, epochs=2):
+        for _ in range(epochs):
+            for x, y in loader:
+                loss = nn.functional.mse_loss(self.model(x), y)
+                loss.backward()
+                self.optimizer.step()
+        return self.model
+
+
+def main(loader):
+    trainer = Trainer(nn.Linear(4, 1))
+    return trainer.fit(loader)
+'''
+    assert forms(source) == []
+    assert forms(source, preview=True) == [("GC002", "unproven")]
+
+
+def test_a_helper_named_for_zeroing_elsewhere_makes_the_finding_unproven() -> None:
+    helper = ("\n\ndef zero_optim_grads(optimizer):\n"
+              "    for group in optimizer.param_groups:\n"
+              "        for p in group['params']:\n"
+              "            p.grad = None\n"
+              "\n\nRESET = zero_optim_grads\n")
+    source = TRAINER.format(reset="", after="") + helper
+    assert forms(source) == [("GC002", "stale")]  # its `p.grad = None` acts on its own argument
+    called = source.replace("RESET = zero_optim_grads", "def reset(opt):\n    zero_optim_grads(opt)")
+    assert forms(called) == []
+    assert forms(called, preview=True) == [("GC002", "unproven")]
+
+
+def test_another_optimizer_built_here_and_reset_elsewhere_keeps_the_evidence() -> None:
+    # a GAN's generator optimizer never reset, while the discriminator's is reset in its
+    # own method: the discriminator's reset cannot be the generator's
+    source = '''\
+import torch
+from torch import nn
+
+
+class GAN:
+    def __init__(self):
+        self.generator = nn.Linear(4, 8)
+        self.discriminator = nn.Linear(8, 1)
+        self.opt_g = torch.optim.Adam(self.generator.parameters(), lr=2e-4)
+        self.opt_d = torch.optim.Adam(self.discriminator.parameters(), lr=2e-4)
+
+    def update_discriminator(self, real, noise):
+        self.opt_d.zero_grad()
+        fake = self.generator(noise).detach()
+        loss = self.discriminator(fake).mean() - self.discriminator(real).mean()
+        loss.backward()
+        self.opt_d.step()
+
+    def update_generator(self, noise):
+        loss = -self.discriminator(self.generator(noise)).mean()
+        loss.backward()
+        self.opt_g.step()
+
+    def fit(self, loader):
+        for real, noise in loader:
+            self.update_discriminator(real, noise)
+            self.update_generator(noise)
+'''
+    assert ("GC002", "stale") in forms(source)

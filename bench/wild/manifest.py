@@ -22,8 +22,9 @@ out: no hash rule applies to ``test2`` rows, only ``origin`` = ``added``. A thir
 was added on the same terms once ``test2`` had been scored and used in turn, a fourth,
 ``test4``, once ``test3`` had, a fifth, ``test5``, once ``test4`` had, a sixth, ``test6``,
 once ``test5`` had, chosen dense in training loops (courses, books and collections of models),
-a seventh, ``test7``, once ``test6`` had, chosen the same way, and an eighth, ``test8``,
-once ``test7`` had, chosen the same way.
+a seventh, ``test7``, once ``test6`` had, chosen the same way, an eighth, ``test8``,
+once ``test7`` had, chosen the same way, and a ninth, ``test9``, once ``test8`` had, chosen
+the same way.
 """
 from __future__ import annotations
 
@@ -34,9 +35,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPOS = HERE / "repos.csv"
 FIELDS = ["repository", "commit", "part", "category", "origin"]
-PARTS = ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8")
+PARTS = ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8",
+         "test9")
 # Every row of these parts is held out; the hash rule does not apply to them.
-HELD_OUT_WHOLE = ("test2", "test3", "test4", "test5", "test6", "test7", "test8")
+HELD_OUT_WHOLE = ("test2", "test3", "test4", "test5", "test6", "test7", "test8", "test9")
 ORIGINS = ("tuning", "added")
 TEST_BELOW = 160
 

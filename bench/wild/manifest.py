@@ -23,8 +23,11 @@ was added on the same terms once ``test2`` had been scored and used in turn, a f
 ``test4``, once ``test3`` had, a fifth, ``test5``, once ``test4`` had, a sixth, ``test6``,
 once ``test5`` had, chosen dense in training loops (courses, books and collections of models),
 a seventh, ``test7``, once ``test6`` had, chosen the same way, an eighth, ``test8``,
-once ``test7`` had, chosen the same way, and a ninth, ``test9``, once ``test8`` had, chosen
-the same way.
+once ``test7`` had, chosen the same way, and a ninth and a tenth, ``test9`` and ``test10``,
+once ``test8`` had, chosen the same way at the same time from separate families of code
+(``test10``: reinforcement learning, graph, recommender, time-series, medical, molecular,
+scientific, remote-sensing, federated, continual, meta-learning, self-supervised,
+distillation, pruning, quantisation and architecture-search code; ``test9`` the rest).
 """
 from __future__ import annotations
 
@@ -36,9 +39,10 @@ HERE = Path(__file__).resolve().parent
 REPOS = HERE / "repos.csv"
 FIELDS = ["repository", "commit", "part", "category", "origin"]
 PARTS = ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8",
-         "test9")
+         "test9", "test10")
 # Every row of these parts is held out; the hash rule does not apply to them.
-HELD_OUT_WHOLE = ("test2", "test3", "test4", "test5", "test6", "test7", "test8", "test9")
+HELD_OUT_WHOLE = ("test2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
+                  "test10")
 ORIGINS = ("tuning", "added")
 TEST_BELOW = 160
 

@@ -12,6 +12,7 @@ ask for proof of the opposite; the rest is reported with ``--preview`` only.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from lint_rules import syntax
 from lint_rules.events import dotted
@@ -30,10 +31,19 @@ def nothing_else_resets(analysis, issue) -> bool:
     the missing reset."""
     if crosses_modules(issue):
         return False
-    stepped = _names_of_stepped(analysis, issue)
-    weighed = {id(analysis.function_of(e.node))
-               for e in (issue.step, *issue.backwards, *issue.applied_by, *issue.also)}
-    return all(_tied_elsewhere(analysis, node, stepped, weighed) for node in _resets(analysis.tree))
+    stepped = _Stepped(
+        names=_names_of_stepped(analysis, issue),
+        weighed={id(analysis.function_of(e.node))
+                 for e in (issue.step, *issue.backwards, *issue.applied_by, *issue.also)},
+        owner=_class_of(analysis, issue.step.node))
+    return all(_tied_elsewhere(analysis, node, stepped) for node in _resets(analysis.tree))
+
+
+@dataclass(frozen=True)
+class _Stepped:
+    names: set[str]  # how the analysis and the code spell the stepped optimizer
+    weighed: set[int]  # ids of the functions the analysis followed to the finding
+    owner: ast.ClassDef | None  # the class whose method steps
 
 
 def resets_the_stepped_optimizer(analysis, issue) -> bool:
@@ -49,7 +59,7 @@ def resets_the_stepped_optimizer(analysis, issue) -> bool:
     reset = {issue.at.target, dotted(zero.func.value) if type(zero) is ast.Call
              and type(zero.func) is ast.Attribute else ""} - {""}
     held = {m for name in stepped for m in analysis.index.models_of(name)}
-    if reset.isdisjoint(stepped | held):
+    if reset.isdisjoint(stepped | held) and not _the_only_network(analysis, reset, held, zero):
         return False
     if not _plain_step(analysis, step):
         return False
@@ -82,13 +92,17 @@ def _names_of_stepped(analysis, issue) -> set[str]:
     return {issue.optimizer, issue.step.target, spelled}
 
 
-def _tied_elsewhere(analysis, node: ast.AST, stepped: set[str], weighed: set[int]) -> bool:
-    """Whether ``node`` can only reset something other than the stepped optimizer: a value
-    local to its own function (a parameter, a name it binds), which that function cannot
-    hand to the loop; the stepped optimizer's own spelling in a function the analysis
-    followed (it judged that reset); another optimizer built in this file, or a network only
-    another one holds. State kept on ``self`` or in a global outlives the call, and a helper named for
-    zeroing may reach anything: those may be the missing reset."""
+def _tied_elsewhere(analysis, node: ast.AST, stepped: _Stepped) -> bool:
+    """Whether ``node`` can only reset something other than the stepped optimizer:
+    - a value local to its own function (a parameter, a name it binds), which that function
+      cannot hand to the loop;
+    - state on ``self`` in a method of a class unrelated to the stepping one (another object);
+    - the stepped optimizer's own spelling, or another plainly named optimizer, in a function
+      the analysis followed (it judged that reset there);
+    - another optimizer built in this file, or a network only another one holds.
+    State kept on ``self`` or in a global otherwise outlives the call, a collection is read
+    by a key the file may not show, and a helper named for zeroing may reach anything:
+    those may be the missing reset."""
     target = _reset_target(node)
     if target is None:
         return False
@@ -96,12 +110,37 @@ def _tied_elsewhere(analysis, node: ast.AST, stepped: set[str], weighed: set[int
     if root not in (None, "self", "cls") and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) \
             and (root in _parameters(scope) or root in _bound_in(scope)):
         return True
-    if receiver in stepped:
-        return id(scope) in weighed
-    index = analysis.index
+    if root == "self" and _unrelated(analysis, _class_of(analysis, node), stepped.owner):
+        return True
+    index, followed = analysis.index, id(scope) in stepped.weighed
+    if receiver in stepped.names:
+        return followed
+    if followed and dotted(target) and index.is_optimizer(receiver):
+        return True  # `self.critic.optimizer` beside the actor's: no key, no collection
     return receiver in index.optimizers or any(
-        receiver in index.models_of(other) for other in index.optimizers - stepped) and not any(
-        receiver in index.models_of(name) for name in stepped)
+        receiver in index.models_of(other) for other in index.optimizers - stepped.names) and not any(
+        receiver in index.models_of(name) for name in stepped.names)
+
+
+def _class_of(analysis, node: ast.AST) -> ast.ClassDef | None:
+    while node is not None and type(node) is not ast.ClassDef:
+        node = analysis.index.parents.get(id(node))
+    return node
+
+
+def _unrelated(analysis, one: ast.ClassDef | None, other: ast.ClassDef | None) -> bool:
+    """Two different classes of this file, neither derived from the other here."""
+    if one is None or other is None or one is other:
+        return False
+    return not (_derives(analysis, one, other.name) or _derives(analysis, other, one.name))
+
+
+def _derives(analysis, cls: ast.ClassDef, name: str, depth: int = 8) -> bool:
+    bases = {(dotted(b) or "").rpartition(".")[2] for b in cls.bases}
+    if name in bases:
+        return True
+    parents = [c for c in analysis.index.classes.values() if c.name in bases]
+    return depth > 0 and any(_derives(analysis, p, name, depth - 1) for p in parents)
 
 
 def _reset_target(node: ast.AST) -> ast.AST | None:
@@ -130,6 +169,23 @@ def _parameters(function: ast.AST) -> set[str]:
 
 def _bound_in(function: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(function) if type(n) is ast.Name and type(n.ctx) is ast.Store}
+
+
+def _the_only_network(analysis, reset: set[str], held: set[str], zero: ast.AST) -> bool:
+    """A whole network reset where the file does not say what the stepped optimizer holds
+    (built by a helper, from parameter groups), and its function runs no other network on
+    data: the network it trains is that one."""
+    index = analysis.index
+    networks = [r for r in reset if index.is_a_network(r) and not index.part_of_a_model(r)]
+    if held or len(networks) != 1:
+        return False
+    network, scope = networks[0], analysis.function_of(zero) or analysis.tree
+    run = {dotted(n.func) for n in ast.walk(scope) if type(n) is ast.Call} - {None}
+    return not any(index.is_a_network(k) and not _related(k, network) for k in run)
+
+
+def _related(one: str, other: str) -> bool:
+    return one == other or one.startswith(f"{other}.") or other.startswith(f"{one}.")
 
 
 def _plain_step(analysis, step: ast.AST) -> bool:

@@ -150,3 +150,91 @@ class GAN:
             self.update_generator(noise)
 '''
     assert ("GC002", "stale") in forms(source)
+
+
+def test_the_same_attribute_reset_in_an_unrelated_class_keeps_the_evidence() -> None:
+    # two trainers of one file each keep `self.optim`; one forgot its reset, and the other
+    # class's reset acts on another object
+    source = '''\
+import torch
+from torch import nn
+
+
+class EncoderTrainer:
+    def __init__(self, model):
+        self.model = model
+        self.optim = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def train_step(self, x):
+        self.optim.zero_grad()
+        loss = self.model(x).pow(2).mean()
+        loss.backward()
+        self.optim.step()
+
+
+class DecoderTrainer:
+    def __init__(self, model):
+        self.model = model
+        self.optim = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def fit(self, loader):
+        for x in loader:
+            loss = self.model(x).pow(2).mean()
+            loss.backward()
+            self.optim.step()
+'''
+    assert forms(source) == [("GC002", "stale")]
+    derived = source.replace("class DecoderTrainer:", "class DecoderTrainer(EncoderTrainer):")
+    assert forms(derived) == []  # the base class's method may run on the same object
+    assert forms(derived, preview=True) == [("GC002", "unproven")]
+
+
+def test_another_plainly_named_optimizers_reset_beside_the_step_keeps_the_evidence() -> None:
+    # an actor-critic update resets the critic's optimizer and forgets the actor's
+    source = '''\
+import torch
+from torch import nn
+
+
+class ActorCritic:
+    def __init__(self, actor, critic):
+        self.actor, self.critic = actor, critic
+
+    def update(self, batch):
+        for obs, ret in batch:
+            value_loss = (self.critic(obs) - ret).pow(2).mean()
+            self.critic.optimizer.zero_grad()
+            value_loss.backward()
+            self.critic.optimizer.step()
+            policy_loss = -self.critic(self.actor(obs)).mean()
+            policy_loss.backward()
+            self.actor.optimizer.step()
+'''
+    assert ("GC002", "stale") in forms(source)
+
+
+def test_the_only_network_of_a_loop_whose_optimizer_a_helper_builds_is_the_trained_one() -> None:
+    # what `configure_optimizers` puts in the optimizer is not in this file, but the loop
+    # runs no other network: the reset clears the gradients the step should apply
+    source = '''\
+import torch
+
+
+def train(model, loader, config, epochs=1):
+    optimizer = model.configure_optimizers(config)
+    model.train()
+    for _ in range(epochs):
+        for x, y in loader:
+            logits, loss = model(x, y)
+            loss.backward()
+            model.zero_grad(set_to_none=True)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+    return model
+'''
+    assert forms(source) == [("GC001", "straight")]
+    teacher = source.replace("def train(model,", "def train(teacher, model,").replace(
+        "    model.train()\n", "    model.train()\n    teacher.eval()\n").replace(
+        "logits, loss = model(x, y)", "logits, loss = model(teacher(x), y)")
+    # a second network runs: which one the step trains is unsaid, so nothing is reported
+    assert forms(teacher) == forms(teacher, preview=True) == []

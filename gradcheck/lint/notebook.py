@@ -78,8 +78,10 @@ def _magic_lines(lines: list[str], whole_cell: bool) -> tuple[set[int], set[int]
     found: set[int] = set()
     continuations: set[int] = set()
     continued = False
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
     for i, line in enumerate(lines):
-        if continued:
+        if continued or i == first:
+            # the first line stands inside nothing: IPython drops its indentation (` ! pip`)
             continuations.add(i)
         if continued or _MAGIC.match(line):
             found.add(i)

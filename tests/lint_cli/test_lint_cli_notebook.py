@@ -174,6 +174,14 @@ def test_shell_escapes_with_a_space_and_continuations_are_not_python() -> None:
     assert len(nb.program) == len(shell)
 
 
+def test_an_indented_shell_escape_opening_a_cell_is_not_an_unexpected_indent(project, kit):
+    # Jupyter runs ` ! pip install x` (a space before the `!`); the rest of the notebook is read
+    cells = [("code", " ! pip install pyDOE\n"), ("code", kit.MISSING_ZERO_GRAD)]
+    _write(project / "train.ipynb", cells)
+    (record,) = json.loads(kit.run_cli(["lint", "--no-cache", "--format", "json"]).stdout)
+    assert record["code"] == "GC002" and record["cell"] == 2
+
+
 def test_a_cell_magic_body_with_indented_lines_parses() -> None:
     from gradcheck.lint.notebook import load
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from lint_rules import syntax
+from lint_rules import rebinding, syntax
+from lint_rules.analysis import REPEATED_HOOKS
 from lint_rules.events import dotted
 from lint_rules.rules.base import crosses_modules
 
@@ -29,7 +30,7 @@ def nothing_else_resets(analysis, issue) -> bool:
     """A GC002 ``stale`` finding stands on evidence when every reset in the file is tied to
     something other than the stepped optimizer: nothing the analysis could not follow may be
     the missing reset."""
-    if crosses_modules(issue):
+    if crosses_modules(issue) or not _carried_by_a_loop(analysis, issue):
         return False
     stepped = _Stepped(
         names=_names_of_stepped(analysis, issue),
@@ -37,6 +38,20 @@ def nothing_else_resets(analysis, issue) -> bool:
                  for e in (issue.step, *issue.backwards, *issue.applied_by, *issue.also)},
         owner=_class_of(analysis, issue.step.node))
     return all(_tied_elsewhere(analysis, node, stepped) for node in _resets(analysis.tree))
+
+
+def _carried_by_a_loop(analysis, issue) -> bool:
+    """Whether the gradients are carried across the iterations of a loop the file shows
+    (not one over the members of a list of optimizers), or of a hook a framework calls once
+    per batch. A function judged alone, as if something elsewhere ran it once per batch,
+    may have a caller that resets before each call."""
+    for node in issue.loops:
+        if type(node) is ast.While or isinstance(node, syntax.FOR_LOOPS) and not \
+                rebinding.loop_members(node, dotted, analysis.index.is_optimizer):
+            return True
+        if isinstance(node, syntax.FUNCTIONS) and node.name in REPEATED_HOOKS:
+            return True
+    return False
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # optimizer, or a method that adds to an attribute of its object (a meter's `update`).
 _NEXT_TOP_LEVEL = re.compile(rb"^[^\s#)\]}]", re.MULTILINE)
 _DEFINITION = re.compile(rb"^(?:async\s+)?(?:def|class)\s+(\w+)", re.MULTILINE)
-_RELEVANT = re.compile(rb"zero_grad|backward\s*\(|\.grad\b|\.step\s*\(|optim|self\.[\w.]+\s*\+=")
+_RELEVANT = re.compile(rb"zero_grad|backward\s*\(|\.grad\b|\.step\s*\(|[Oo]ptim|self\.[\w.]+\s*\+=")
 # `from .train import Trainer` (or `*`, or a parenthesised list) in a package's __init__.py
 _REEXPORT = re.compile(rb"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
 MAX_REEXPORT_HOPS = 2  # `pkg/__init__.py` -> `pkg/utils/__init__.py` -> `pkg/utils/train.py`

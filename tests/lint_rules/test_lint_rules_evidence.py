@@ -238,3 +238,59 @@ def train(model, loader, config, epochs=1):
         "logits, loss = model(x, y)", "logits, loss = model(teacher(x), y)")
     # a second network runs: which one the step trains is unsaid, so nothing is reported
     assert forms(teacher) == forms(teacher, preview=True) == []
+
+
+def test_a_step_helper_that_no_loop_here_calls_is_unproven() -> None:
+    # the method runs once per batch from a pipeline elsewhere, which may reset before each call
+    source = '''\
+import torch
+
+
+class BaseAlgorithm:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def loss_postprocess(self, loss, mask):
+        return (loss * mask).sum() / mask.sum()
+
+    def update(self, loss):
+        loss.backward()
+        self.optimizer.step()
+'''
+    assert forms(source) == []
+    assert forms(source, preview=True) == [("GC002", "unproven")]
+    looped = source + '''
+
+def fit(model, loader):
+    algorithm = BaseAlgorithm(model)
+    for x, y, mask in loader:
+        loss = torch.nn.functional.mse_loss(algorithm.model(x), y, reduction="none")
+        algorithm.update(algorithm.loss_postprocess(loss, mask))
+'''
+    assert forms(looped) == [("GC002", "stale")]  # the loop that calls it is in the file
+
+
+def test_a_hook_the_framework_runs_once_per_batch_is_evidence_of_the_loop() -> None:
+    source = '''\
+import torch
+import lightning as L
+
+
+class Model(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Linear(4, 1)
+        self.automatic_optimization = False
+
+    def training_step(self, batch, batch_idx):
+        opt = self.optimizers()
+        x, y = batch
+        loss = torch.nn.functional.mse_loss(self.net(x), y)
+        self.manual_backward(loss)
+        opt.step()
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+'''
+    assert forms(source) == [("GC002", "stale")]

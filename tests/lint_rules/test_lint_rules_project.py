@@ -412,3 +412,45 @@ def test_the_inner_optimizer_of_a_wrapper_handed_to_unread_code_may_be_reset(tmp
 def test_a_wrapper_never_reset_is_still_reported(tmp_path: Path) -> None:
     # reported at the step of the optimizer it wraps, whose fate it is
     assert lint(_wrapped_project(tmp_path, "pass")) == [(10, "GC002", True)]
+
+
+EMA = '''\
+import torch
+
+
+class EMAWeightOptimizer(object):
+    """Moves a teacher's weights towards a running average of a student's."""
+
+    def __init__(self, target_net, source_net, ema_alpha):
+        self.target_params = list(target_net.state_dict().values())
+        self.source_params = list(source_net.state_dict().values())
+        self.ema_alpha = ema_alpha
+
+    def step(self):
+        for tgt_p, src_p in zip(self.target_params, self.source_params):
+            tgt_p.mul_(self.ema_alpha)
+            tgt_p.add_(src_p * (1.0 - self.ema_alpha))
+'''
+
+
+def test_a_weight_average_named_like_an_optimizer_in_another_module_steps_no_gradient(tmp_path: Path) -> None:
+    # the class is known from its module although that module holds no gradient event: its
+    # bases, not its name, say whether its `step()` applies gradients
+    (tmp_path / "optim_weight_ema.py").write_text(EMA)
+    script = tmp_path / "train.py"
+    script.write_text('''\
+import torch
+
+
+def train(student, teacher, loader):
+    import optim_weight_ema
+    student_optimizer = torch.optim.Adam(student.parameters(), lr=1e-3)
+    teacher_optimizer = optim_weight_ema.EMAWeightOptimizer(teacher, student, ema_alpha=0.99)
+    for x, y in loader:
+        student_optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(student(x), y)
+        loss.backward()
+        student_optimizer.step()
+        teacher_optimizer.step()
+''')
+    assert lint(script) == []

@@ -24,6 +24,8 @@ class ZeroGradOutsideLoop(Rule):
     loop, and then this rule does not fire.
 
     ## Precision
+    No finding on the ninth and tenth held-out parts (`test9` and `test10`, 274 repositories,
+    scored at 9d1664e).
     No finding on the eighth held-out part (`test8`, 208 repositories, scored at 8c79788).
     3 debatable findings on the seventh held-out part (`test7`, 206 repositories, scored at
     2547af3): graph examples whose loader yields one batch per epoch.

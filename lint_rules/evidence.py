@@ -1,13 +1,15 @@
 """Evidence: whether a GC001 or GC002 finding rests on what the file shows, or on what the
 analysis could not see.
 
-Held-out code showed where the two oldest forms go wrong. A loop that "never resets" its
-optimizer had, each time it was a false alarm, a reset somewhere in the file the analysis
-could not tie to an optimizer: a helper on `self`, a collection, a wrapper, a write to
-`.grad`. A reset "between backward and step" was, each time, a reset of something else than
-the stepped optimizer (a part of the network frozen on purpose), or gradients written back
-before the step, or a step that takes arguments and computes its own. So the default forms
-ask for proof of the opposite; the rest is reported with ``--preview`` only.
+Held-out code showed where the two oldest forms go wrong. On test6 to test8, a loop that
+"never resets" its optimizer had, each time it was a false alarm, a reset somewhere in the
+file the analysis could not tie to an optimizer: a helper on `self`, a collection, a
+wrapper, a write to `.grad`; test9 and test10 added a step helper whose caller, out of
+sight, resets before each call. A reset "between backward and step" was, each time, a reset
+of something else than the stepped optimizer (a part of the network frozen on purpose),
+gradients written back before the step, or a step that takes arguments and computes its
+own. So the default forms ask for proof of the opposite; the rest is reported with
+``--preview`` only, as the ``unproven`` form of each rule.
 """
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ import ast
 from dataclasses import dataclass
 
 from lint_rules import rebinding, syntax
-from lint_rules.analysis import REPEATED_HOOKS
+from lint_rules.analysis import REPEATED_HOOKS, Analysis
+from lint_rules.effects import Issue
 from lint_rules.events import dotted
 from lint_rules.rules.base import crosses_modules
 
@@ -26,7 +29,7 @@ _HARMLESS = frozenset({"clip_grad_norm_", "clip_grad_value_", "unscale_", "no_gr
                        "enable_grad", "set_grad_enabled"})
 
 
-def nothing_else_resets(analysis, issue) -> bool:
+def nothing_else_resets(analysis: Analysis, issue: Issue) -> bool:
     """A GC002 ``stale`` finding stands on evidence when every reset in the file is tied to
     something other than the stepped optimizer: nothing the analysis could not follow may be
     the missing reset."""
@@ -61,7 +64,7 @@ class _Stepped:
     owner: ast.ClassDef | None  # the class whose method steps
 
 
-def resets_the_stepped_optimizer(analysis, issue) -> bool:
+def resets_the_stepped_optimizer(analysis: Analysis, issue: Issue) -> bool:
     """A GC001 ``straight`` finding stands on evidence when the reset is the stepped
     optimizer's own (or that of the network it was built over), the step takes no
     argument of its own, and nothing between the two touches a gradient."""

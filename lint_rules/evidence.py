@@ -24,9 +24,10 @@ from lint_rules.rules.base import crosses_modules
 
 # In-place methods that clear or replace a gradient tensor: `p.grad.zero_()`, `.detach_()`.
 _GRAD_REWRITES = frozenset({"zero_", "fill_", "detach_", "copy_", "mul_", "set_", "requires_grad_"})
-# Calls between a reset and a step that only read or rescale gradients, or switch the tape.
-_HARMLESS = frozenset({"clip_grad_norm_", "clip_grad_value_", "unscale_", "no_grad",
-                       "enable_grad", "set_grad_enabled"})
+# Calls between a reset and a step that only read or rescale gradients, or switch the tape
+# (any name with `clip` in it rescales too).
+_HARMLESS = frozenset({"unscale_", "no_grad", "enable_grad", "set_grad_enabled",
+                       "requires_grad_"})
 
 
 def nothing_else_resets(analysis: Analysis, issue: Issue) -> bool:
@@ -227,11 +228,17 @@ def _between(analysis, first: ast.AST, last: ast.AST):
 
 
 def _touches_gradients(node: ast.AST) -> bool:
+    """Whether ``node`` may change what the step applies: a write to a gradient
+    (``p.grad = g``, ``p.grad.copy_(g)``), a backward pass, or a helper named for gradients
+    that neither clips nor only reads them. Reading a gradient (its norm, a log) changes
+    nothing."""
     if type(node) is ast.Attribute and node.attr in ("grad", "_grad"):
-        return True
+        return type(node.ctx) is not ast.Load
     if type(node) is ast.Call:
         name = _called_name(node)
-        return "grad" in name and name not in _HARMLESS or name == "backward"
+        if name.endswith("_") and _on_a_gradient(node.func) or name == "backward":
+            return True
+        return "grad" in name and "clip" not in name and name not in _HARMLESS
     return False
 
 

@@ -49,6 +49,30 @@ def test_a_reset_of_the_network_the_optimizer_was_built_over_is_reported_by_defa
     assert forms(source) == [("GC001", "straight")]
 
 
+def test_reading_gradients_or_clipping_between_the_reset_and_the_step_keeps_the_evidence() -> None:
+    # a gradient norm logged and a clip (under any name) read or rescale; they write nothing back
+    reset = ("optimizer.zero_grad()\n"
+             "            norm = sum(p.grad.norm() ** 2 for p in model.parameters()) ** 0.5\n"
+             "            torch.nn.utils.clip_grad_norm(model.parameters(), 1.0)")
+    assert forms(TRAINER.format(reset=reset, after="")) == [("GC001", "straight")]
+
+
+def test_gradients_written_back_between_the_reset_and_the_step_make_it_unproven() -> None:
+    # saved, cleared and written back corrected before the step, as federated clients do:
+    # a helper the file does not define writes them, so what the step applies is unknown
+    reset = ("saved = [p.grad.clone() for p in model.parameters()]\n"
+             "            optimizer.zero_grad()\n"
+             "            write_grads(model, saved)")
+    source = TRAINER.format(reset=reset, after="")
+    assert forms(source) == []
+    assert forms(source, preview=True) == [("GC001", "unproven")]
+    # written back in the loop itself, the analysis sees the write and reports nothing
+    inline = reset.replace("write_grads(model, saved)",
+                           "for p, g in zip(model.parameters(), saved):\n"
+                           "                p.grad.copy_(g * 0.5)")
+    assert forms(TRAINER.format(reset=inline, after=""), preview=True) == []
+
+
 def test_a_reset_of_one_part_of_the_network_before_the_step_is_unproven() -> None:
     # clearing the encoder's gradients before the step freezes it for that step, on purpose
     source = TRAINER.format(reset="model.encoder.zero_grad()", after="")

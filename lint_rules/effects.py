@@ -283,11 +283,7 @@ class Effects:
         nor a part of it nor a whole it belongs to: then the gradients a backward pass left
         need not be ``key``'s."""
         scope = self._frames[-1] if self._frames else self.index.tree
-        found = self._networks_run.get(id(scope))
-        if found is None:
-            found = self._networks_run[id(scope)] = frozenset(
-                k for node in syntax.walk(scope) if type(node) is ast.Call
-                for k in [ev.dotted(node.func)] if k and self.index.is_a_network(k))
+        found = self.index.networks_run(scope)
         return any(not k.startswith(f"{key}.") and not key.startswith(f"{k}.") and k != key
                    for k in found)
 

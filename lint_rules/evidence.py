@@ -92,7 +92,7 @@ def _resets(tree: ast.AST):
     for node in ast.walk(tree):
         kind = type(node)
         if kind is ast.Call:
-            name = _called_name(node)
+            name = syntax.callee_name(node)
             if ("zero" in name and "grad" in name) or name == "zero" or (
                     name in _GRAD_REWRITES and _on_a_gradient(node.func)):
                 yield node
@@ -126,8 +126,8 @@ def _tied_elsewhere(analysis, node: ast.AST, stepped: _Stepped) -> bool:
     if target is None:
         return False
     receiver, scope, root = dotted(target) or "", analysis.function_of(node), _root_name(target)
-    if root not in (None, "self", "cls") and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-            and (root in _parameters(scope) or root in _bound_in(scope)):
+    if root not in (None, "self", "cls") and isinstance(scope, syntax.FUNCTIONS) \
+            and root in syntax.bound_names(scope):
         return True
     if root == "self" and _unrelated(analysis, _class_of(analysis, node), stepped.owner):
         return True
@@ -151,15 +151,8 @@ def _unrelated(analysis, one: ast.ClassDef | None, other: ast.ClassDef | None) -
     """Two different classes of this file, neither derived from the other here."""
     if one is None or other is None or one is other:
         return False
-    return not (_derives(analysis, one, other.name) or _derives(analysis, other, one.name))
-
-
-def _derives(analysis, cls: ast.ClassDef, name: str, depth: int = 8) -> bool:
-    bases = {(dotted(b) or "").rpartition(".")[2] for b in cls.bases}
-    if name in bases:
-        return True
-    parents = [c for c in analysis.index.classes.values() if c.name in bases]
-    return depth > 0 and any(_derives(analysis, p, name, depth - 1) for p in parents)
+    index = analysis.index
+    return one.name not in index.subclasses(other.name) and other.name not in index.subclasses(one.name)
 
 
 def _reset_target(node: ast.AST) -> ast.AST | None:
@@ -180,16 +173,6 @@ def _root_name(node: ast.AST) -> str | None:
     return node.id if type(node) is ast.Name else None
 
 
-def _parameters(function: ast.AST) -> set[str]:
-    args = function.args
-    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
-    return {a.arg for a in every if a is not None}
-
-
-def _bound_in(function: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(function) if type(n) is ast.Name and type(n.ctx) is ast.Store}
-
-
 def _the_only_network(analysis, reset: set[str], held: set[str], zero: ast.AST) -> bool:
     """A whole network reset where the file does not say what the stepped optimizer holds
     (built by a helper, from parameter groups), and its function runs no other network on
@@ -199,8 +182,7 @@ def _the_only_network(analysis, reset: set[str], held: set[str], zero: ast.AST) 
     if held or len(networks) != 1:
         return False
     network, scope = networks[0], analysis.function_of(zero) or analysis.tree
-    run = {dotted(n.func) for n in ast.walk(scope) if type(n) is ast.Call} - {None}
-    return not any(index.is_a_network(k) and not _related(k, network) for k in run)
+    return all(_related(k, network) for k in index.networks_run(scope))
 
 
 def _related(one: str, other: str) -> bool:
@@ -235,7 +217,7 @@ def _touches_gradients(node: ast.AST) -> bool:
     if type(node) is ast.Attribute and node.attr in ("grad", "_grad"):
         return type(node.ctx) is not ast.Load
     if type(node) is ast.Call:
-        name = _called_name(node)
+        name = syntax.callee_name(node)
         if name.endswith("_") and _on_a_gradient(node.func) or name == "backward":
             return True
         return "grad" in name and "clip" not in name and name not in _HARMLESS
@@ -250,10 +232,3 @@ def _on_a_gradient(func: ast.AST) -> bool:
             return True
         value = value.value
     return False
-
-
-def _called_name(call: ast.Call) -> str:
-    func = call.func
-    if type(func) is ast.Attribute:
-        return func.attr
-    return func.id if type(func) is ast.Name else ""

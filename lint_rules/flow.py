@@ -96,7 +96,6 @@ class Interpreter(Compound, Effects):
         self._flag_tests: dict[int, frozenset[str]] = {}
         self._counting: dict[int, set[str]] = {}  # scope -> its counters (_is_optional_step)
         self._optimizer_resets: dict[int, bool] = {}  # scope -> whether it resets an optimizer
-        self._networks_run: dict[int, frozenset[str]] = {}  # scope -> the networks it calls
 
     # ----- entry points -------------------------------------------------------------------
     def run(

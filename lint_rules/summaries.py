@@ -79,6 +79,7 @@ class ModuleIndex(ImportedCode):
         self.methods: dict[str, list[tuple[str, FunctionNode]]] = {}
         self.optimizers: set[str] = set()
         self._models: dict[str, set[str]] = {}
+        self._networks_run: dict[int, frozenset[str]] = {}  # scope -> the networks it calls
         self.built_by: dict[str, str] = {}  # optimizer key -> the class or factory that built it
         self._params: dict[str, set[str]] = {}  # tensors listed explicitly: SGD([W, b])
         self._aliases: dict[str, set[str]] = {}  # self.model = model, net = DDP(model)
@@ -544,6 +545,15 @@ class ModuleIndex(ImportedCode):
         called = self._called()
         return key in self.model_keys() or key in self.modules or any(
             f"{key}.{method}" in called for method in _MODULE_ONLY_METHODS)
+
+    def networks_run(self, scope: ast.AST) -> frozenset[str]:
+        """The networks that ``scope`` (a function, or the module) calls on data."""
+        found = self._networks_run.get(id(scope))
+        if found is None:
+            found = self._networks_run[id(scope)] = frozenset(
+                k for node in syntax.walk(scope) if type(node) is ast.Call
+                for k in [dotted(node.func)] if k and self.is_a_network(k))
+        return found
 
     def _called(self) -> set[str]:
         """Every name called in this file (``model``, ``self.net.train``)."""

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import warnings as warning_filters
 from dataclasses import dataclass, field
 
@@ -61,6 +62,27 @@ def check_document(document: Document, path: str, codes: frozenset[str], known: 
     ...                frozenset({"GC002"}), {"GC002"}).findings[0].code
     'GC000'
     """
+    outcome = _check(document, path, codes, known)
+    if document.notebook is not None:
+        outcome.findings = [_cell_columns(document.notebook, f) for f in outcome.findings]
+    return outcome
+
+
+def _cell_columns(notebook, finding: Finding) -> Finding:
+    """``finding`` with columns counted in its cell's own text, where IPython's dedent of an
+    indented cell makes them differ from the program's, and with no fix offered there."""
+    if finding.fix is not None and any(notebook.in_dedented_cell(e.start)
+                                       for e in finding.fix.edits):
+        finding = dataclasses.replace(finding, fix=None)
+    start = notebook.column_shift(finding.line)
+    end = notebook.column_shift(finding.end_line) if finding.end_line else 0
+    if not start and not end:
+        return finding
+    return dataclasses.replace(finding, column=finding.column + start,
+                               end_column=finding.end_column + end if finding.end_column else 0)
+
+
+def _check(document: Document, path: str, codes: frozenset[str], known: set[str]) -> Outcome:
     # NOTE: the rules, the syntax check and noqa comments read the LF view, where a lone CR
     # or a CRLF is one "\n": lines and columns stay the file's own, and only fix edits need
     # mapping back (Endings.finding) so --fix keeps each line's ending byte for byte

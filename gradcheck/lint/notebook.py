@@ -3,6 +3,11 @@
 Each IPython magic or shell line is replaced by a placeholder statement of the *same
 length*, so a character offset in the program is also an offset in the cell's own text.
 That keeps fixes exact and lets them be split back into cells.
+
+A cell whose first line is indented runs in Jupyter: IPython removes that line's leading
+whitespace from every line that starts with it. The program does the same, moving the
+removed whitespace to the end of the line so lengths still match; findings in such a cell
+have their columns moved back, and fixes there are left to the user.
 """
 from __future__ import annotations
 
@@ -40,6 +45,8 @@ class Cell:
     text: str
     first_line: int  # 1-based program line of the cell's first line
     magic_spans: tuple[tuple[int, int], ...]  # program offsets of placeholder lines
+    dedent: int = 0  # how much leading whitespace IPython removes from the dedented lines
+    dedented: frozenset[int] = frozenset()  # 0-based indexes of those lines in the cell
 
 
 @dataclass
@@ -51,6 +58,18 @@ class Notebook:
     program: str
     indent: int | None
     trailing_newline: bool
+
+    def column_shift(self, line: int) -> int:
+        """How far right of its program column a 1-based program ``line``'s text stands in
+        its cell (the whitespace IPython removes from an indented cell)."""
+        for cell in reversed(self.cells):
+            if cell.first_line <= line:
+                return cell.dedent if line - cell.first_line in cell.dedented else 0
+        return 0
+
+    def in_dedented_cell(self, offset: int) -> bool:
+        """Whether a program ``offset`` lies in a cell IPython dedents (no fix goes there)."""
+        return any(c.dedent and c.start <= offset <= c.start + len(c.text) for c in self.cells)
 
 
 def _placeholder(line: str, at_margin: bool = False) -> str:
@@ -91,6 +110,28 @@ def _magic_lines(lines: list[str], whole_cell: bool) -> tuple[set[int], set[int]
     return found, continuations
 
 
+def _ipython_dedent(lines: list[str]) -> tuple[list[str], int, frozenset[int]]:
+    """The lines as IPython runs them when the first non-blank one is indented, each still
+    as long as before (the removed whitespace moves before the line ending), the width
+    removed and which lines lost it. A line that a backslash continues keeps its indentation
+    (whitespace after the backslash would end the continuation), and so does the cell."""
+    first = next((line for line in lines if line.strip()), "")
+    prefix = first[: len(first) - len(first.lstrip(" \t"))]
+    if not prefix:
+        return lines, 0, frozenset()
+    out, moved = [], set()
+    for i, line in enumerate(lines):
+        body = line.rstrip("\r\n")
+        if not body.startswith(prefix):
+            out.append(line)
+            continue
+        if body.endswith("\\"):
+            return lines, 0, frozenset()
+        out.append(body[len(prefix):] + " " * len(prefix) + line[len(body):])
+        moved.add(i)
+    return out, len(prefix), frozenset(moved)
+
+
 def _cell_source(cell: dict) -> str:
     source = cell.get("source", "")
     return "".join(source) if isinstance(source, list) else str(source)
@@ -118,6 +159,9 @@ def load(raw: str) -> Notebook:
             text += "\n"
         lines = split_lines(text)  # Python's lines: a form feed or U+2028 does not end one
         whole_cell_magic = bool(lines) and lines[0].lstrip().startswith("%%")
+        dedent, dedented = 0, frozenset()
+        if not whole_cell_magic:
+            lines, dedent, dedented = _ipython_dedent(lines)
         magic, margin = _magic_lines(lines, whole_cell_magic)
         program_text = "".join(_placeholder(ln, i in margin) if i in magic else ln
                                for i, ln in enumerate(lines))
@@ -125,7 +169,7 @@ def load(raw: str) -> Notebook:
         for ln in lines:
             starts.append(starts[-1] + len(ln))
         spans = tuple((starts[i], starts[i + 1]) for i in sorted(magic))
-        cells.append(Cell(index, len(cells) + 1, offset, text, line, spans))
+        cells.append(Cell(index, len(cells) + 1, offset, text, line, spans, dedent, dedented))
         parts.append(program_text)
         offset += len(text)
         line += len(lines)
@@ -157,6 +201,9 @@ def apply_edits(notebook: Notebook, edits: list[Edit]) -> str:
             raise NotebookError("a fix spans two notebook cells")
         if any(_overlaps(edit, span) for span in owner.magic_spans):
             raise NotebookError("a fix touches an IPython magic line")
+        if owner.dedent:
+            # the program's lines there are not the cell's: the offsets would land elsewhere
+            raise NotebookError("a fix in a cell whose indentation IPython removes")
         per_cell.setdefault(owner.index, []).append(edit)
     for cell in notebook.cells:
         if cell.index not in per_cell:

@@ -198,3 +198,43 @@ def test_pip_install_without_percent_is_automagic_not_a_syntax_error(project, ki
     _write(project / "train.ipynb", cells)
     (record,) = json.loads(kit.run_cli(["lint", "--no-cache", "--format", "json"]).stdout)
     assert record["code"] == "GC002" and record["cell"] == 2
+
+
+def _indented(source: str, prefix: str) -> str:
+    return "".join(prefix + line if line.strip() else line
+                   for line in source.splitlines(keepends=True))
+
+
+def test_a_cell_indented_as_a_whole_is_read_as_ipython_runs_it(project, kit):
+    # IPython removes the first line's indentation from every line of the cell, so the cell
+    # runs; the program does the same, and the finding is placed in the cell's own columns
+    cells = [("code", "  import os\n"), ("code", _indented(kit.MISSING_ZERO_GRAD, "    "))]
+    text = _write(project / "train.ipynb", cells)
+    (record,) = json.loads(kit.run_cli(["lint", "--no-cache", "--format", "json"]).stdout)
+    assert (record["code"], record["cell"], record["line"]) == ("GC002", 2, kit.STEP_LINE)
+    assert record["column"] == 9  # `optimizer.step()` after 4 + 4 spaces
+    # a fix there would have to re-indent what it inserts: none is offered or applied
+    assert record["fix"] is None
+    run = kit.run_cli(["lint", "--no-cache", "--fix"])
+    assert run.exit_code == exitcodes.FINDINGS
+    assert (project / "train.ipynb").read_text(encoding="utf-8") == text
+
+
+def test_only_lines_that_start_with_the_first_lines_indentation_lose_it() -> None:
+    from gradcheck.lint.notebook import load
+
+    cell = "  x = [1,\n2]\n  if x:\n      y = 1\n"
+    nb = load(json.dumps({"cells": [{"cell_type": "code", "source": cell}]}))
+    assert nb.program == "x = [1,  \n2]\nif x:  \n    y = 1  \n"
+    compile(nb.program, "nb", "exec")
+    assert [nb.column_shift(line) for line in (1, 2, 3, 4)] == [2, 0, 2, 2]
+
+
+def test_an_indented_cell_continued_by_a_backslash_is_left_as_it_is() -> None:
+    from gradcheck.lint.notebook import load
+
+    # whitespace moved after the backslash would end the continuation: the cell stays as
+    # written, and an unexpected indent is then reported as GC000
+    cell = "  x = 1 + \\\n    2\n"
+    nb = load(json.dumps({"cells": [{"cell_type": "code", "source": cell}]}))
+    assert nb.program == cell and nb.column_shift(1) == 0

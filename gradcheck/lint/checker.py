@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import lint_rules
 from gradcheck.lint import noqa
+from gradcheck.lint import notebook as nb
 from gradcheck.lint.document import Document
 from gradcheck.lint.registry import IO_ERROR_CODE, IO_ERROR_NAME
 from lint_rules.check import not_analysed
@@ -68,11 +69,11 @@ def check_document(document: Document, path: str, codes: frozenset[str], known: 
     return outcome
 
 
-def _cell_columns(notebook, finding: Finding) -> Finding:
+def _cell_columns(notebook: nb.Notebook, finding: Finding) -> Finding:
     """``finding`` with columns counted in its cell's own text, where IPython's dedent of an
-    indented cell makes them differ from the program's, and with no fix offered there."""
-    if finding.fix is not None and any(notebook.in_dedented_cell(e.start)
-                                       for e in finding.fix.edits):
+    indented cell makes them differ from the program's, and with no fix offered that could
+    not be written back into the cells."""
+    if finding.fix is not None and not nb.takes(notebook, finding.fix.edits):
         finding = dataclasses.replace(finding, fix=None)
     start = notebook.column_shift(finding.line)
     end = notebook.column_shift(finding.end_line) if finding.end_line else 0

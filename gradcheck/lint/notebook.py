@@ -67,10 +67,6 @@ class Notebook:
                 return cell.dedent if line - cell.first_line in cell.dedented else 0
         return 0
 
-    def in_dedented_cell(self, offset: int) -> bool:
-        """Whether a program ``offset`` lies in a cell IPython dedents (no fix goes there)."""
-        return any(c.dedent and c.start <= offset <= c.start + len(c.text) for c in self.cells)
-
 
 def _placeholder(line: str, at_margin: bool = False) -> str:
     """A statement as long as ``line`` (same indentation) that means nothing; with
@@ -185,26 +181,12 @@ def _detect_indent(raw: str) -> int | None:
 def apply_edits(notebook: Notebook, edits: list[Edit]) -> str:
     """The notebook JSON text after ``edits`` (offsets into the program), formatting kept.
 
-    Raises NotebookError if an edit crosses a cell boundary or touches a magic line.
+    Raises NotebookError if an edit crosses a cell boundary, touches a magic line or lies in
+    a cell IPython dedents.
     """
     per_cell: dict[int, list[Edit]] = {}
     for edit in edits:
-        owner = None
-        for cell in notebook.cells:
-            end = cell.start + len(cell.text)
-            # NOTE: an insertion on a cell boundary belongs to the cell before it: it continues
-            # that cell's last statement (Jupyter runs each cell on its own)
-            if cell.start <= edit.start and edit.end <= end:
-                owner = cell
-                break
-        if owner is None:
-            raise NotebookError("a fix spans two notebook cells")
-        if any(_overlaps(edit, span) for span in owner.magic_spans):
-            raise NotebookError("a fix touches an IPython magic line")
-        if owner.dedent:
-            # the program's lines there are not the cell's: the offsets would land elsewhere
-            raise NotebookError("a fix in a cell whose indentation IPython removes")
-        per_cell.setdefault(owner.index, []).append(edit)
+        per_cell.setdefault(_cell_taking(notebook, edit).index, []).append(edit)
     for cell in notebook.cells:
         if cell.index not in per_cell:
             continue
@@ -214,6 +196,33 @@ def apply_edits(notebook: Notebook, edits: list[Edit]) -> str:
             text = text[:start] + edit.replacement + text[end:]
         _store_source(notebook.data["cells"][cell.index], text)
     return dump(notebook)
+
+
+def _cell_taking(notebook: Notebook, edit: Edit) -> Cell:
+    """The cell an edit goes into; NotebookError when none can take it."""
+    for cell in notebook.cells:
+        # NOTE: an insertion on a cell boundary belongs to the cell before it: it continues
+        # that cell's last statement (Jupyter runs each cell on its own)
+        if cell.start <= edit.start and edit.end <= cell.start + len(cell.text):
+            break
+    else:
+        raise NotebookError("a fix spans two notebook cells")
+    if any(_overlaps(edit, span) for span in cell.magic_spans):
+        raise NotebookError("a fix touches an IPython magic line")
+    if cell.dedent:
+        # the program's lines there are not the cell's: the offsets would land elsewhere
+        raise NotebookError("a fix in a cell whose indentation IPython removes")
+    return cell
+
+
+def takes(notebook: Notebook, edits: tuple[Edit, ...] | list[Edit]) -> bool:
+    """Whether :func:`apply_edits` can write these edits back into the cells."""
+    try:
+        for edit in edits:
+            _cell_taking(notebook, edit)
+    except NotebookError:
+        return False
+    return True
 
 
 def _overlaps(edit: Edit, span: tuple[int, int]) -> bool:

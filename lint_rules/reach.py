@@ -137,6 +137,8 @@ def _reads(expr: ast.AST, models: set[str]) -> list[tuple[str, str | None, froze
         if kind is ast.Name:
             out.append((node.id, None, consumers))
             continue
+        if kind is ast.Attribute and node.attr == "data":
+            continue  # `fake.data`: the tensor without its history, as `fake.detach()`
         if isinstance(node, syntax.SCOPES):
             continue
         stack.extend((c, consumers) for c in syntax.children(node))
@@ -155,9 +157,34 @@ def switches_requires_grad(scope: ast.AST) -> bool:
                                       for t in node.targets):
             return True
         if kind is ast.Call and syntax.callee_name(node) in ("requires_grad_", "set_requires_grad",
-                                                               "freeze", "unfreeze", "toggle_optimizer"):
+                                                               "freeze", "unfreeze", "toggle_optimizer") \
+                and not _on_a_computed_tensor(node, scope):
             return True
     return False
+
+
+def _on_a_computed_tensor(call: ast.Call, scope: ast.AST) -> bool:
+    """``(alpha * real + (1 - alpha) * fake).requires_grad_(True)``, or the same on a name the
+    scope binds only to arithmetic: a gradient penalty's interpolates, never a parameter."""
+    func = call.func
+    if type(func) is not ast.Attribute or func.attr != "requires_grad_":
+        return False
+    receiver = func.value
+    if type(receiver) in (ast.BinOp, ast.UnaryOp):
+        return True
+    return type(receiver) is ast.Name and receiver.id in _arithmetic_names(scope)
+
+
+def _arithmetic_names(scope: ast.AST) -> set[str]:
+    """Names every binding of which in ``scope`` is an arithmetic expression's value."""
+    arithmetic, other = set(), set()
+    for node in syntax.walk(scope):
+        if isinstance(node, syntax.FUNCTIONS):
+            other.update(syntax.parameter_names(node.args))
+        arithmetic_value = type(node) is ast.Assign and type(node.value) in (ast.BinOp, ast.UnaryOp)
+        for target in syntax.assignment_targets(node):
+            (arithmetic if arithmetic_value else other).update(syntax.stored_names(target))
+    return arithmetic - other
 
 
 def input_tensors(scope: ast.AST) -> set[str]:

@@ -189,6 +189,7 @@ class ModuleIndex(ImportedCode):
             if cls in self.classes:
                 for key in filter(None, map(dotted, targets)):
                     self.instances[key] = cls
+        self._restore_optimizer_steps(events, local_calls)
         self.called = {name for name, _ in local_calls}  # names of every non-event call
         self._local_calls = local_calls
         self._called_functions: set[int] | None = None
@@ -220,6 +221,18 @@ class ModuleIndex(ImportedCode):
             elif type(arg) is ast.Attribute and type(arg.value) is ast.Name and \
                     arg.value.id in ("self", "cls"):
                 self.passed_along.add(arg.attr)  # Engine(self.update)
+
+    def _restore_optimizer_steps(self, events: list, local_calls: list) -> None:
+        """A step whose receiver is named like a scheduler (`optimizer_D_LR.step()`) but that
+        this file builds with an optimizer class, or annotates as one, is an optimizer's step:
+        the construction is evidence, the name only a guess."""
+        known = self.optimizers | self.annotated
+        restored = [(name, call) for name, call in local_calls
+                    if name == "step" and type(call.func) is ast.Attribute
+                    and dotted(call.func.value) in known and _not_an_optimizer_step(call)]
+        for name, call in restored:
+            local_calls.remove((name, call))
+            events.append(call)
 
     def _mark(self, events: list[ast.AST], local_calls: list[tuple[str, ast.Call]]) -> None:
         """Mark every node that contains a gradient event, directly or through a call to a

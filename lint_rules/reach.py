@@ -145,6 +145,10 @@ def _reads(expr: ast.AST, models: set[str]) -> list[tuple[str, str | None, froze
     return out
 
 
+_SWITCHES = frozenset({"requires_grad_", "set_requires_grad", "freeze", "unfreeze",
+                       "toggle_optimizer"})
+
+
 def switches_requires_grad(scope: ast.AST) -> bool:
     """Whether the scope turns gradients of some parameters off and on (``requires_grad =
     False``, ``requires_grad_(False)``, CycleGAN's ``set_requires_grad(net, False)``): then which
@@ -156,8 +160,7 @@ def switches_requires_grad(scope: ast.AST) -> bool:
                                       and not (type(t.value) is ast.Name and t.value.id in inputs)
                                       for t in node.targets):
             return True
-        if kind is ast.Call and syntax.callee_name(node) in ("requires_grad_", "set_requires_grad",
-                                                               "freeze", "unfreeze", "toggle_optimizer") \
+        if kind is ast.Call and syntax.callee_name(node) in _SWITCHES \
                 and not _on_a_computed_tensor(node, scope):
             return True
     return False

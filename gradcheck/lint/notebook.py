@@ -211,7 +211,8 @@ def _cell_taking(notebook: Notebook, edit: Edit) -> Cell:
         raise NotebookError("a fix touches an IPython magic line")
     if cell.dedent:
         # the program's lines there are not the cell's: the offsets would land elsewhere
-        raise NotebookError("an edit in a cell whose indentation IPython removes (its lines are not the program's)")
+        raise NotebookError("an edit in a cell whose indentation IPython removes "
+                            "(its lines are not the program's)")
     return cell
 
 

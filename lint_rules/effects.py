@@ -158,11 +158,11 @@ class Effects:
                 # `strategy.optimizer_step(opt, model)`: someone else's step, which may reset
                 # (DeepSpeed engines do): unknown, hence benign
                 return self._opaque_step(key, state)
-            if closure is not None and (len(call.args) > 1 or any(
-                    k.arg not in (None, "closure") for k in call.keywords)):
-                # `meta_opt.step(objective, batch)`: torch's step takes a closure alone, so
-                # this is a step of the project's own making (one that evaluates the
-                # objective and runs its backward itself, say): unknown, hence benign
+            if _handed_more_than_a_closure(call, key):
+                # `meta_opt.step(objective, batch)`, `meta.step(val_loss=v, train_loss=t)`:
+                # torch's step takes a closure alone, so this is a step of the project's own
+                # making (one that resets, computes its own gradients and steps, say):
+                # unknown, hence benign
                 return self._opaque_step(key, state)
             if closure is not None:
                 kind = self._closure_kind(closure)
@@ -862,6 +862,15 @@ def _skipped_on_purpose(conditions: tuple[str, ...], counters: list[bool]) -> bo
 
 def _pos(event: ev.Event) -> tuple[int, int]:
     return event.line, event.col
+
+
+def _handed_more_than_a_closure(call: ast.Call, key: str) -> bool:
+    """``opt.step(a, b)`` or ``opt.step(loss=l)`` on the optimizer itself (not a scaler's
+    ``step(opt)``): more than torch's ``step(closure)`` takes."""
+    func = call.func
+    if type(func) is not ast.Attribute or func.attr != "step" or ev.member_key(func.value) != key:
+        return False
+    return len(call.args) > 1 or any(k.arg not in (None, "closure") for k in call.keywords)
 
 
 def _is_closure_step(call: ast.Call) -> bool:

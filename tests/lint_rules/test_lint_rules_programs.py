@@ -182,6 +182,22 @@ SILENT = {
                     return loss
                 optimizer.step(closure)
     """,
+    # a meta-learning wrapper whose step takes the losses by keyword: it resets, writes
+    # its own hypergradients and steps, so what the inner loop's backward leaves on the
+    # auxiliary network is never applied
+    "meta-optimizer-step-with-keyword-losses": """
+        aux_opt = torch.optim.SGD(aux_net.parameters(), lr=1e-3)
+        meta_optimizer = HyperStep(aux_opt, truncate=3)
+        optimizer = torch.optim.Adam(net.parameters(), lr=1e-4)
+        for step, (x, y) in enumerate(loader):
+            optimizer.zero_grad()
+            loss = aux_net(criterion(net(x), y))
+            loss.backward()
+            optimizer.step()
+            if step % 20 == 0:
+                meta_optimizer.step(train_loss=inner_loss(), val_loss=outer_loss(),
+                                    aux_params=list(aux_net.parameters()))
+    """,
 }
 
 BUGGY = {

@@ -158,11 +158,13 @@ class Effects:
                 # `strategy.optimizer_step(opt, model)`: someone else's step, which may reset
                 # (DeepSpeed engines do): unknown, hence benign
                 return self._opaque_step(key, state)
-            if _handed_more_than_a_closure(call, key):
+            if _handed_more_than_a_closure(call, key) and (
+                    closure is not None or not self.index.is_torch_optimizer(key)):
                 # `meta_opt.step(objective, batch)`, `meta.step(val_loss=v, train_loss=t)`:
-                # torch's step takes a closure alone, so this is a step of the project's own
-                # making (one that resets, computes its own gradients and steps, say):
-                # unknown, hence benign
+                # torch's step takes a closure alone, so unless the file shows a torch
+                # optimizer taking a flag (`opt.step(do_adam=True)`), this is a step of the
+                # project's own making (one that resets, computes its own gradients and
+                # steps, say): unknown, hence benign
                 return self._opaque_step(key, state)
             if closure is not None:
                 kind = self._closure_kind(closure)

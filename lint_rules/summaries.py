@@ -81,6 +81,7 @@ class ModuleIndex(ImportedCode):
         self._models: dict[str, set[str]] = {}
         self._networks_run: dict[int, frozenset[str]] = {}  # scope -> the networks it calls
         self.built_by: dict[str, str] = {}  # optimizer key -> the class or factory that built it
+        self.built_by_class: set[str] = set()  # keys built by calling an optimizer class
         self._params: dict[str, set[str]] = {}  # tensors listed explicitly: SGD([W, b])
         self._aliases: dict[str, set[str]] = {}  # self.model = model, net = DDP(model)
         self.parents: dict[int, ast.AST] = {}
@@ -371,7 +372,8 @@ class ModuleIndex(ImportedCode):
     def _note_optimizer(self, stmt: ast.AST, targets: list[ast.AST], call: ast.Call) -> None:
         callee = dotted(call.func) or ""
         name = last_name(callee)
-        creates = _builds_an_optimizer(call) or (
+        by_class = _builds_an_optimizer(call)
+        creates = by_class or (
             not _NOT_OPTIMIZER.search(callee) and any(w in name.lower() for w in _OPT_FACTORY_WORDS))
         # `self.optimizers(use_pl_optimizer=True)` hands back the module's own optimizers.
         getter = name in SAME_OBJECT_GETTERS
@@ -386,6 +388,8 @@ class ModuleIndex(ImportedCode):
                 # Built here from arguments (not `self.optimizers()`, which hands back the same one).
                 self.constructions.setdefault(id(stmt), []).append(key)
                 self._construction_nodes.append(stmt)
+            if key and by_class:
+                self.built_by_class.add(key)
             if key and creates and not getter:
                 self.optimizers.add(key)
                 self.built_by[key] = name
@@ -693,6 +697,15 @@ class ModuleIndex(ImportedCode):
             if found is not None:
                 return found
         return None
+
+    def is_torch_optimizer(self, key: str) -> bool:
+        """Whether the file shows that ``key`` is an optimizer of torch's kind: built by
+        calling an optimizer class (or a class of the project derived from one), or annotated
+        as one. A factory's result or a name is no such evidence."""
+        if key in self.built_by_class or key in self.annotated:
+            return True
+        owner = self.instance_class(key)
+        return owner is not None and self.is_optimizer_class(owner)
 
     def is_optimizer_class(self, cls: str, seen: frozenset = frozenset()) -> bool:
         """Whether the class ``cls`` derives from an optimizer class."""

@@ -176,6 +176,10 @@ class Effects:
                     return self._opaque_step(key, state)
                 if kind == "callable":
                     state = self._closure(closure, state)
+            if any(self._wrapper_step_is_its_own(opt) for opt in self._unwrapped(self._expand(key))):
+                # `meta_optimizer.step()` of a project class that is no optimizer, and that
+                # resets or writes gradients itself, or steps nothing (a weight average)
+                return self._opaque_step(key, state)
             if any(self._own_step_runs_backward(opt) for opt in self._unwrapped(self._expand(key))):
                 # an optimizer class of the project whose `step` evaluates an objective and
                 # runs its backward itself: what it applies is its own business
@@ -629,6 +633,24 @@ class Effects:
         method = self.index.class_method(cls, "step") if cls and self.index.is_optimizer_class(cls) else None
         return method is not None and any(
             type(n) is ast.Call and ev.is_backward_call(n) for n in syntax.walk(method))
+
+    def _wrapper_step_is_its_own(self, key: str) -> bool:
+        """Whether ``key`` is built by a project class that derives from no optimizer and whose
+        ``step()`` does more than hand on to an inner optimizer's step: it clears or writes
+        gradients itself (a meta-learning wrapper writing hypergradients), or steps nothing
+        (a weight average). What such a step applies is read from no torch semantics. A
+        wrapper that only adjusts the learning rate and calls the inner step keeps them."""
+        cls = self.index.instance_class(key)
+        if cls is None or self.index.is_optimizer_class(cls):
+            return False
+        method = self.index.class_method(cls, "step")
+        if method is None:
+            return False
+        nodes = list(syntax.walk(method))
+        inner_step = any(type(n) is ast.Call and syntax.callee_name(n) == "step" for n in nodes)
+        clears = any(ev.is_grad_zeroing(n) or ev.is_grad_write(n) or (
+            type(n) is ast.Call and syntax.callee_name(n) == "zero_grad") for n in nodes)
+        return clears or not inner_step
 
     def _own_method(self, key: str, name: str, call: ast.Call, state: State) -> State:
         """After the standard effect of ``key.step()``, what the file's own optimizer class

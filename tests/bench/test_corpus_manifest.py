@@ -87,8 +87,8 @@ def test_a_later_held_out_row_skips_the_hash_rule_but_not_the_origin(part):
 
 
 def test_an_unknown_part_is_refused_with_the_parts_to_use():
-    with pytest.raises(ValueError, match="unknown part 'test13'.*test12"):
-        manifest.read_manifest("test13")
+    with pytest.raises(ValueError, match="unknown part 'test14'.*test13"):
+        manifest.read_manifest("test14")
 
 
 def test_the_rule_ignores_case_and_sends_about_five_eighths_to_test():

@@ -34,7 +34,8 @@ def nothing_else_resets(analysis: Analysis, issue: Issue) -> bool:
     """A GC002 ``stale`` finding stands on evidence when every reset in the file is tied to
     something other than the stepped optimizer: nothing the analysis could not follow may be
     the missing reset."""
-    if crosses_modules(issue) or not _carried_by_a_loop(analysis, issue):
+    if crosses_modules(issue) or not _carried_by_a_loop(analysis, issue) \
+            or _a_project_object_of_no_optimizer_class(analysis, issue):
         return False
     stepped = _Stepped(
         names=_names_of_stepped(analysis, issue),
@@ -42,6 +43,18 @@ def nothing_else_resets(analysis: Analysis, issue: Issue) -> bool:
                  for e in (issue.step, *issue.backwards, *issue.applied_by, *issue.also)},
         owner=_class_of(analysis, issue.step.node))
     return all(_tied_elsewhere(analysis, node, stepped) for node in _resets(analysis.tree))
+
+
+def _a_project_object_of_no_optimizer_class(analysis, issue) -> bool:
+    """Whether the stepped object is built by a class of the project that derives from no
+    optimizer (a wrapper, a weight average, a meta-learning step): its ``step()`` and what
+    resets it are that class's own, which torch's semantics do not tell."""
+    index = analysis.index
+    for key in _names_of_stepped(analysis, issue) | set(issue.names.values()):
+        cls = index.instance_class(key) if key else None
+        if cls is not None and not index.is_optimizer_class(cls):
+            return True
+    return False
 
 
 def _carried_by_a_loop(analysis, issue) -> bool:

@@ -318,3 +318,45 @@ class Model(L.LightningModule):
         return torch.optim.SGD(self.parameters(), lr=0.1)
 '''
     assert forms(source) == [("GC002", "stale")]
+
+
+WRAPPED = '''\
+import torch
+from torch import nn
+
+
+class WarmupOptim:
+    def __init__(self, optimizer, warmup):
+        self._optimizer = optimizer
+        self.warmup = warmup
+        self.n = 0
+
+    def step(self):
+        self.n += 1
+        for group in self._optimizer.param_groups:
+            group["lr"] = min(1.0, self.n / self.warmup) * 1e-3
+        self._optimizer.step()
+
+    def zero_grad(self):
+        self._optimizer.zero_grad()
+
+
+def train(loader, epochs=3):
+    net = nn.Linear(4, 1)
+    optimizer = WarmupOptim(torch.optim.Adam(net.parameters(), lr=1e-3), 4000)
+    for _ in range(epochs):
+        for x, y in loader:
+            nn.functional.mse_loss(net(x), y).backward()
+            optimizer.step()
+'''
+
+
+def test_a_never_reset_object_of_a_project_class_that_is_no_optimizer_is_unproven() -> None:
+    # the class is the project's own: wrappers like it have reset in step(), written their
+    # own gradients or averaged weights, so its step is no evidence of torch's semantics
+    assert forms(WRAPPED) == []
+    assert forms(WRAPPED, preview=True) == [("GC002", "unproven")]
+    plain = WRAPPED[:WRAPPED.index("class")] + WRAPPED[WRAPPED.index("def train"):].replace(
+        "WarmupOptim(torch.optim.Adam(net.parameters(), lr=1e-3), 4000)",
+        "torch.optim.Adam(net.parameters(), lr=1e-3)")
+    assert forms(plain) == [("GC002", "stale")]

@@ -171,9 +171,10 @@ def score(part: str, into: Path, preview: bool = False) -> int:
     return 1 if new or lost or any(r["verdict"] == "false" for r in judged) else 0
 
 
-def _print_summary(part: str, judged: list[dict], new: list[dict], lost: list[dict]) -> None:
+def _print_summary(part: str, judged: list[dict], new: list[dict], lost: list[dict],
+                   heading: str | None = None) -> None:
     verdicts = Counter(r["verdict"] for r in judged)
-    print(f"part {part}: {len(read_manifest(part))} repositories")
+    print(heading or f"part {part}: {len(read_manifest(part))} repositories")
     print(f"findings: {len(judged) + len(new)}  bug: {verdicts['bug']}  "
           f"debatable: {verdicts['debatable']}  false: {verdicts['false']}  untriaged: {len(new)}")
     print(f"precision (bug / (bug + false)): {_precision(verdicts)}")

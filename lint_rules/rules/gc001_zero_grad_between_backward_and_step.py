@@ -52,6 +52,10 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     after reading them; no `straight` finding on held-out code has been a real bug).
 
     ## Precision
+    On the eleventh to thirteenth held-out parts (`test11` to `test13`, 312 repositories,
+    scored once at ebb3b47): no finding by default; `gated` (with `--preview`) 1 real bug
+    (sub-batches whose reset sits inside the sub-batch loop) and 2 false alarms (an
+    "accumulation" loop over `range(1)`).
     On the ninth and tenth held-out parts (`test9` and `test10`, 274 repositories, scored once
     at 9d1664e): no finding by default; `gated` (with `--preview`) 0 real bugs and 1 false
     alarm (an accumulation branch made dead by a constant).

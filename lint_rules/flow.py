@@ -576,6 +576,10 @@ class Interpreter(Compound, Effects):
             return state
         if stmt.targets[0].id not in self._tested_flags(self._frames[-1]):
             return state
+        if not _bound_only_here(self._frames[-1], stmt.targets[0].id, stmt):
+            # `ad_flag = False` then `if method == "dann": ad_flag = True`: statements with no
+            # gradient event are not walked, so a later binding would go unseen
+            return state
         _, key, holds = self._canonical(stmt.targets[0], value)
         return {assumptions | {(key, holds)}: facts for assumptions, facts in state.items()}
 
@@ -676,3 +680,12 @@ _FOR_TYPES = frozenset(syntax.FOR_LOOPS)
 _WITH_TYPES = frozenset(syntax.WITHS)
 _TRY_TYPES = frozenset(syntax.TRIES)
 _ASSIGNMENTS = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign})
+
+
+def _bound_only_here(function: ast.AST, name: str, stmt: ast.AST) -> bool:
+    """Whether ``stmt`` is the only statement of ``function`` that binds ``name``."""
+    for node in syntax.walk(function):
+        if node is not stmt and any(name in syntax.stored_names(t)
+                                    for t in syntax.assignment_targets(node)):
+            return False
+    return True

@@ -316,3 +316,24 @@ def test_correct_program_is_silent(name: str) -> None:
 def test_buggy_program_gives_exactly_its_findings(name: str) -> None:
     body, expected = BUGGY[name]
     assert program_findings(body, name) == expected
+
+
+def test_a_flag_rebound_where_no_gradient_event_is_still_unknown() -> None:
+    # `on = False` then `if cond: on = True` (a statement the analysis does not walk, having
+    # no gradient event): `if on:` may take either branch, not only the literal's
+    body = """
+        def train(method, loader):
+            on = False
+            if method == "dann":
+                on = True
+            if on:
+                adv_opt = torch.optim.SGD(adversary.parameters(), lr=0.01)
+            for x, y in loader:
+                loss = adversary(x).mean()
+                loss.backward()
+                if on:
+                    adv_opt.step()
+    """
+    assert program_findings(body) == [(13, "GC002")]
+    # bound once, the literal decides: the branch never runs, so nothing is reported
+    assert program_findings(body.replace("on = True", "pass")) == []

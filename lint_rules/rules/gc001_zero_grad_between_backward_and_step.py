@@ -55,7 +55,9 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     On the eleventh to thirteenth held-out parts (`test11` to `test13`, 312 repositories,
     scored once at ebb3b47): no finding by default; `gated` (with `--preview`) 1 real bug
     (sub-batches whose reset sits inside the sub-batch loop) and 2 false alarms (an
-    "accumulation" loop over `range(1)`).
+    "accumulation" loop over `range(1)`). On the file-level part `test14` (194 training
+    files, scored at 19aa67b): `window` 1 debatable (an accumulation step count that defaults
+    to 1).
     On the ninth and tenth held-out parts (`test9` and `test10`, 274 repositories, scored once
     at 9d1664e): no finding by default; `gated` (with `--preview`) 0 real bugs and 1 false
     alarm (an accumulation branch made dead by a constant).

@@ -37,7 +37,9 @@ class LossAccumulatedWithGraph(Rule):
     scored once at ebb3b47): `sum` and `method` 23 real bugs, no false alarm and 4 debatable
     (totals that keep a graph only under a non-default option, a loop that runs once); 16 of
     the bugs are four totals copied into four trainers of one repository. `append` (with
-    `--preview`) 2 real bugs and no false alarm.
+    `--preview`) 2 real bugs and no false alarm. On the file-level part `test14` (194
+    training files, scored at 19aa67b): `sum` 2 real bugs and no false alarm; one smoothed
+    total (`s = s * 0.99 + loss * 0.01`) was missed.
     On the ninth and tenth held-out parts (`test9` and `test10`, 274 repositories, scored once
     at 9d1664e): `sum` 4 real bugs, no false alarm and 3 debatable (totals that keep a graph
     only under a non-default option); 50 real bugs and no false alarm over test5 to test10.

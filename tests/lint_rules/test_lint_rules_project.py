@@ -474,19 +474,24 @@ class HyperStep:
 class WarmupOptim:
     """Sets the learning rate, then steps the optimizer it wraps."""
 
-    def __init__(self, optimizer, warmup):
+    def __init__(self, optimizer, d_model, warmup):
         self._optimizer = optimizer
+        self.init_lr = d_model ** -0.5
         self.warmup = warmup
-        self.n = 0
-
-    def step(self):
-        self.n += 1
-        for group in self._optimizer.param_groups:
-            group["lr"] = min(1.0, self.n / self.warmup) * 1e-3
-        self._optimizer.step()
+        self.n_steps = 0
 
     def zero_grad(self):
         self._optimizer.zero_grad()
+
+    def _update_learning_rate(self):
+        self.n_steps += 1
+        scale = min(self.n_steps ** -0.5, self.n_steps * self.warmup ** -1.5)
+        for group in self._optimizer.param_groups:
+            group["lr"] = self.init_lr * scale
+
+    def step(self):
+        self._update_learning_rate()
+        self._optimizer.step()
 '''
 
 
@@ -518,7 +523,7 @@ for i, (x, y) in enumerate(loader):
 def test_a_wrapper_that_only_sets_the_learning_rate_keeps_its_optimizers_semantics(tmp_path: Path) -> None:
     script = _wrapper_project(tmp_path, '''\
 net = nn.Linear(4, 2)
-optimizer = WarmupOptim(torch.optim.Adam(net.parameters(), lr=1e-3), 4000)
+optimizer = WarmupOptim(torch.optim.Adam(net.parameters(), lr=1e-3), 512, 4000)
 for x, y in loader:
     ((net(x) - y) ** 2).mean().backward()
     optimizer.step()

@@ -342,8 +342,8 @@ class _Unit:
         if kind is ast.AugAssign and type(node.op) is ast.Add:
             return node.target, node.value, "sum"
         if kind is ast.Assign and len(node.targets) == 1 and type(node.value) is ast.BinOp \
-                and type(node.value.op) is ast.Add and ev.dotted(node.value.left) is not None \
-                and ev.dotted(node.value.left) == ev.dotted(node.targets[0]):
+                and type(node.value.op) is ast.Add and ev.dotted(node.targets[0]) is not None \
+                and _the_total_scaled(node.value.left, ev.dotted(node.targets[0])):
             return node.targets[0], node.value.right, "sum"
         if kind is not ast.Expr or type(node.value) is not ast.Call \
                 or type(node.value.func) is not ast.Attribute:
@@ -496,6 +496,17 @@ def _may_keep(node: ast.AST) -> bool:
         kind is ast.Expr and type(node.value) is ast.Call and type(node.value.func) is ast.Attribute) \
         or kind is ast.Assign and type(node.value) is ast.BinOp
 
+
+
+def _the_total_scaled(expr: ast.AST, key: str) -> bool:
+    """``total`` itself, or ``total * 0.99`` / ``0.99 * total`` (a running average such as
+    ``smooth = smooth * 0.99 + loss * 0.01`` keeps every step's graph as a sum does)."""
+    if ev.dotted(expr) == key:
+        return True
+    if type(expr) is not ast.BinOp or type(expr.op) is not ast.Mult:
+        return False
+    return any(ev.dotted(side) == key and isinstance(syntax.constant(other), (int, float))
+               for side, other in ((expr.left, expr.right), (expr.right, expr.left)))
 
 
 def _adds_to(node: ast.AST, key: str | None) -> bool:

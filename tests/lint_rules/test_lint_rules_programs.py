@@ -337,3 +337,19 @@ def test_a_flag_rebound_where_no_gradient_event_is_still_unknown() -> None:
     assert program_findings(body) == [(13, "GC002")]
     # bound once, the literal decides: the branch never runs, so nothing is reported
     assert program_findings(body.replace("on = True", "pass")) == []
+
+
+def test_a_running_average_of_the_loss_keeps_it_unless_read_as_a_number() -> None:
+    body = """
+        smooth = 0.0
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            smooth = smooth * 0.99 + loss * 0.01
+    """
+    assert program_findings(body) == [(9, "GC004")]
+    assert program_findings(body.replace("loss * 0.01", "loss.item() * 0.01")) == []
+    # a factor that is no number (another tensor) is not a running average of the total
+    assert program_findings(body.replace("smooth * 0.99", "smooth * decay")) == []

@@ -39,8 +39,8 @@ def test_a_bad_row_is_named_with_what_is_wrong():
 
 
 def test_an_unknown_part_is_refused():
-    with pytest.raises(ValueError, match="unknown file-level part 'test15'"):
-        files.read_files("test15")
+    with pytest.raises(ValueError, match="unknown file-level part 'test16'"):
+        files.read_files("test16")
 
 
 def test_each_file_is_linted_alone(tmp_path, monkeypatch):

@@ -50,11 +50,56 @@ def _a_project_object_of_no_optimizer_class(analysis, issue) -> bool:
     optimizer (a wrapper, a weight average, a meta-learning step): its ``step()`` and what
     resets it are that class's own, which torch's semantics do not tell."""
     index = analysis.index
-    for key in _names_of_stepped(analysis, issue) | set(issue.names.values()):
-        cls = index.instance_class(key) if key else None
+    keys = {k for k in _names_of_stepped(analysis, issue) | set(issue.names.values()) if k}
+    for key in keys:
+        cls = index.instance_class(key)
         if cls is not None and not index.is_optimizer_class(cls):
             return True
-    return False
+    return any(_built_by_a_callable_handed_in(analysis, node) for node in syntax.walk(analysis.tree)
+               if type(node) is ast.Assign and len(node.targets) == 1
+               and dotted(node.targets[0]) in keys)
+
+
+def _built_by_a_callable_handed_in(analysis, assign: ast.Assign) -> bool:
+    """``self.opt = self.opt_func(params, lr)`` or ``opt = make(params)`` with ``make`` a
+    parameter: the optimizer's class is whatever the caller passed (a course's own `SGD`
+    whose `step()` clears the gradients, say), which the file does not show."""
+    call = assign.value
+    if type(call) is not ast.Call:
+        return False
+    func, scope = call.func, analysis.function_of(assign)
+    params = set(syntax.parameter_names(scope.args)) if isinstance(scope, syntax.FUNCTIONS) and \
+        type(scope) is not ast.Lambda else set()
+    if type(func) is ast.Name:
+        return func.id in params
+    if type(func) is not ast.Attribute or type(func.value) is not ast.Name \
+            or func.value.id != "self":
+        return False
+    # `self.opt_func(...)` in a class whose every base is in this file, and no method of that
+    # name: an attribute holding a callable (a framework's `self.optimizers()` is inherited)
+    owner = _class_of(analysis, assign)
+    classes = _classes_up(analysis, owner) if owner is not None else []
+    return bool(classes) and not any(
+        isinstance(item, syntax.FUNCTIONS) and item.name == func.attr
+        for cls in classes for item in cls.body)
+
+
+def _classes_up(analysis, cls: ast.ClassDef) -> list[ast.ClassDef]:
+    """``cls`` and its bases, when every one of them is a class of this file (else the
+    bases are unknown and ``[]``: anything may be inherited)."""
+    found, pending = [], [cls]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        for base in current.bases:
+            name = dotted(base) or ""
+            if name == "object":
+                continue
+            known = analysis.index.classes.get(name)
+            if known is None or known in found:
+                return []
+            pending.append(known)
+    return found
 
 
 def _carried_by_a_loop(analysis, issue) -> bool:

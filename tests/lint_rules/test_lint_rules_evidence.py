@@ -360,3 +360,40 @@ def test_a_never_reset_object_of_a_project_class_that_is_no_optimizer_is_unprove
         "WarmupOptim(torch.optim.Adam(net.parameters(), lr=1e-3), 4000)",
         "torch.optim.Adam(net.parameters(), lr=1e-3)")
     assert forms(plain) == [("GC002", "stale")]
+
+
+def test_an_optimizer_built_by_a_callable_handed_in_is_unproven() -> None:
+    # `opt_func` is whatever the caller passes: here a course's own SGD, whose step()
+    # clears the gradients it applies
+    source = '''\
+import torch
+
+
+class SGD:
+    def __init__(self, params, lr):
+        self.params, self.lr = list(params), lr
+
+    def step(self):
+        for p in self.params:
+            p.data -= p.grad.data * self.lr
+            p.grad.data.zero_()
+
+
+class Learner:
+    def __init__(self, model, loader, lr, opt_func=SGD):
+        self.model, self.loader, self.lr, self.opt_func = model, loader, lr, opt_func
+
+    def fit(self, epochs):
+        self.opt = self.opt_func(self.model.parameters(), self.lr)
+        for _ in range(epochs):
+            for x, y in self.loader:
+                loss = torch.nn.functional.mse_loss(self.model(x), y)
+                loss.backward()
+                self.opt.step()
+'''
+    assert forms(source) == []
+    assert forms(source, preview=True) == [("GC002", "unproven")]
+    built_here = source[source.index("class Learner"):].replace(
+        "self.opt_func(self.model.parameters(), self.lr)",
+        "torch.optim.SGD(self.model.parameters(), self.lr)").replace(", opt_func=SGD", "")
+    assert forms("import torch\n\n\n" + built_here) == [("GC002", "stale")]

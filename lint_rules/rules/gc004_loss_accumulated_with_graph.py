@@ -41,7 +41,8 @@ class LossAccumulatedWithGraph(Rule):
     `--preview`) 2 real bugs and no false alarm. On the file-level part `test14` (194
     training files, scored at 19aa67b): `sum` 2 real bugs and no false alarm; one smoothed
     total (`s = s * 0.99 + loss * 0.01`) was missed, and is reported since (a running
-    average of the total reads as a sum).
+    average of the total reads as a sum). On `test15` (28 course notebooks): `sum` 1 real
+    bug and no false alarm.
     On the ninth and tenth held-out parts (`test9` and `test10`, 274 repositories, scored once
     at 9d1664e): `sum` 4 real bugs, no false alarm and 3 debatable (totals that keep a graph
     only under a non-default option); 50 real bugs and no false alarm over test5 to test10.

@@ -340,14 +340,17 @@ def test_a_flag_rebound_where_no_gradient_event_is_still_unknown() -> None:
 
 
 def test_a_running_average_of_the_loss_keeps_it_unless_read_as_a_number() -> None:
+    # the progress bar's smoothed loss, printed now and then
     body = """
         smooth = 0.0
-        for x, y in loader:
-            optimizer.zero_grad()
-            loss = criterion(model(x), y)
+        for step, batch in enumerate(loader):
+            loss = model(**batch).loss
             loss.backward()
             optimizer.step()
+            optimizer.zero_grad()
             smooth = smooth * 0.99 + loss * 0.01
+            if step % 100 == 0:
+                print(f"step {step}: {float(smooth):.3f}")
     """
     assert program_findings(body) == [(9, "GC004")]
     assert program_findings(body.replace("loss * 0.01", "loss.item() * 0.01")) == []

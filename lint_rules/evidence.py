@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from lint_rules import rebinding, syntax
 from lint_rules.analysis import REPEATED_HOOKS, Analysis
 from lint_rules.effects import Issue
-from lint_rules.events import dotted
+from lint_rules.events import OPTIMIZER_CLASSES, dotted
 from lint_rules.rules.base import crosses_modules
 
 # In-place methods that clear or replace a gradient tensor: `p.grad.zero_()`, `.detach_()`.
@@ -71,7 +71,7 @@ def _built_by_a_callable_handed_in(analysis, assign: ast.Assign) -> bool:
     params = set(syntax.parameter_names(scope.args)) if isinstance(scope, syntax.FUNCTIONS) and \
         type(scope) is not ast.Lambda else set()
     if type(func) is ast.Name:
-        return func.id in params
+        return func.id in params and not _defaults_to_a_torch_optimizer(scope, func.id)
     if type(func) is not ast.Attribute or type(func.value) is not ast.Name \
             or func.value.id != "self":
         return False
@@ -82,6 +82,20 @@ def _built_by_a_callable_handed_in(analysis, assign: ast.Assign) -> bool:
     return bool(classes) and not any(
         isinstance(item, syntax.FUNCTIONS) and item.name == func.attr
         for cls in classes for item in cls.body)
+
+
+def _defaults_to_a_torch_optimizer(function: ast.AST, name: str) -> bool:
+    """``def training(..., opt_func=torch.optim.Adam)``: the parameter's default is one of
+    torch's optimizer classes, the class the function is written for."""
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    for arg, default in pairs:
+        if arg.arg == name:
+            spelled = dotted(default) or ""
+            return spelled.rsplit(".", 1)[-1] in OPTIMIZER_CLASSES or ".optim." in f".{spelled}"
+    return False
 
 
 def _classes_up(analysis, cls: ast.ClassDef) -> list[ast.ClassDef]:

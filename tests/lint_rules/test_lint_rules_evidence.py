@@ -397,3 +397,20 @@ class Learner:
         "self.opt_func(self.model.parameters(), self.lr)",
         "torch.optim.SGD(self.model.parameters(), self.lr)").replace(", opt_func=SGD", "")
     assert forms("import torch\n\n\n" + built_here) == [("GC002", "stale")]
+
+
+def test_a_callable_handed_in_that_defaults_to_a_torch_optimizer_keeps_the_evidence() -> None:
+    source = '''\
+import torch
+
+
+def training(epochs, model, loader, opt_func=torch.optim.Adam):
+    optimizer = opt_func(model.parameters())
+    for _ in range(epochs):
+        for x, y in loader:
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+'''
+    assert forms(source) == [("GC002", "stale")]
+    assert forms(source.replace("opt_func=torch.optim.Adam", "opt_func")) == []

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from lint_rules import rebinding, syntax
 from lint_rules.analysis import REPEATED_HOOKS, Analysis
 from lint_rules.effects import Issue
-from lint_rules.events import OPTIMIZER_CLASSES, dotted
+from lint_rules.events import dotted
 from lint_rules.rules.base import crosses_modules
+from lint_rules.summaries import names_an_optimizer_class
 
 # In-place methods that clear or replace a gradient tensor: `p.grad.zero_()`, `.detach_()`.
 _GRAD_REWRITES = frozenset({"zero_", "fill_", "detach_", "copy_", "mul_", "set_", "requires_grad_"})
@@ -91,11 +92,8 @@ def _defaults_to_a_torch_optimizer(function: ast.AST, name: str) -> bool:
     positional = [*args.posonlyargs, *args.args]
     pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
     pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-    for arg, default in pairs:
-        if arg.arg == name:
-            spelled = dotted(default) or ""
-            return spelled.rsplit(".", 1)[-1] in OPTIMIZER_CLASSES or ".optim." in f".{spelled}"
-    return False
+    return any(arg.arg == name and names_an_optimizer_class(dotted(default) or "")
+               for arg, default in pairs)
 
 
 def _classes_up(analysis, cls: ast.ClassDef) -> list[ast.ClassDef]:

@@ -812,10 +812,15 @@ def _new_object(value: ast.AST) -> bool:
 
 def _builds_an_optimizer(call: ast.Call) -> bool:
     """``torch.optim.AdamW(...)``, ``SGD(...)``: a call of an optimizer class."""
-    callee = dotted(call.func) or ""
-    name = last_name(callee)
-    return not _NOT_OPTIMIZER.search(callee) and (
-        name in OPTIMIZER_CLASSES or ".optim." in f".{callee}." and name[:1].isupper())
+    return names_an_optimizer_class(dotted(call.func) or "")
+
+
+def names_an_optimizer_class(spelled: str) -> bool:
+    """``torch.optim.AdamW``, ``SGD``: the name of one of torch's (or a known library's)
+    optimizer classes, never a scheduler's."""
+    name = last_name(spelled)
+    return not _NOT_OPTIMIZER.search(spelled) and (
+        name in OPTIMIZER_CLASSES or ".optim." in f".{spelled}." and name[:1].isupper())
 
 
 def _covers(whole: str, part: str) -> bool:

@@ -1,8 +1,8 @@
 """The wild corpus: real repositories, linted part by part and scored against a hand triage.
 
 Nothing of those repositories is committed here. ``repos.csv`` pins each one to a commit and
-puts it in the ``dev`` part or a held-out one (``test``, ``test2`` to ``test13``; the rules
-are in ``manifest.py``); ``triage.csv`` records findings with the verdict a human gave after
+puts it in the ``dev`` part or a held-out one (``test``, ``test2`` to ``test13``, ``test16``
+to ``test18``; the rules are in ``manifest.py``); ``triage.csv`` records findings with the verdict a human gave after
 reading the code (``bug``, ``debatable``, ``false``) and why. See docs/corpus.md for the method.
 
     python bench/wild/corpus.py fetch --mirror DIR [--into DIR] [--part dev]

@@ -295,9 +295,11 @@ class ModuleIndex(ImportedCode):
         """Whether some call in this file runs ``function`` (``model.train()`` does not run a
         function of the file named ``train``)."""
         if self._called_functions is None:
+            # `def update(data):` inside `ddpg(...)`, which its loop calls by plain name; a
+            # method is no such function (`train(args)` does not run `Trainer.train`)
             nested: dict[str, list[FunctionNode]] = {}
             for node in self.parents.values():
-                if isinstance(node, syntax.FUNCTIONS) and self.parents.get(id(node)) is not None:
+                if isinstance(node, syntax.FUNCTIONS) and self._defined_in_a_function(node):
                     nested.setdefault(node.name, []).append(node)
             self._called_functions = set()
             for name, call in self._local_calls:
@@ -315,6 +317,13 @@ class ModuleIndex(ImportedCode):
                     targets += nested.get(name, [])
                 self._called_functions.update(map(id, targets))
         return id(function) in self._called_functions
+
+    def _defined_in_a_function(self, node: ast.AST) -> bool:
+        """Whether the innermost function or class around ``node`` is a function."""
+        current = self.parents.get(id(node))
+        while current is not None and not isinstance(current, (ast.ClassDef, *syntax.FUNCTIONS)):
+            current = self.parents.get(id(current))
+        return isinstance(current, syntax.FUNCTIONS)
 
     def _class_around(self, node: ast.AST) -> str | None:
         current = self.parents.get(id(node))

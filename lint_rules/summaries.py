@@ -248,14 +248,14 @@ class ModuleIndex(ImportedCode):
         # `ddpg(...)`, called from its loop)
         known = set(self.functions) | set(self.methods) | self._nested_names
         waiting = [(name, call) for name, call in local_calls
-                   if name in known and self._may_run_own_code(call)]
+                   if name in known and self.may_run_own_code(call)]
         while pending:
             for node in pending:
                 self._mark_ancestors(node)
             pending = [call for name, call in waiting if name in self.eventful
                        and id(call) not in self.marked]
 
-    def _may_run_own_code(self, call: ast.Call) -> bool:
+    def may_run_own_code(self, call: ast.Call) -> bool:
         """Whether ``call`` may run a function of this file: not ``self.encoder.train()`` or
         ``model.eval()``, nn.Module's methods whatever this file defines under those names,
         nor ``self.task.step_fn()``, some other object's. ``resolve`` and the marking of
@@ -317,6 +317,12 @@ class ModuleIndex(ImportedCode):
                     targets += nested.get(name, [])
                 self._called_functions.update(map(id, targets))
         return id(function) in self._called_functions
+
+    def is_inside(self, node: ast.AST, outer: ast.AST) -> bool:
+        """Whether ``node`` is ``outer`` or lies within it."""
+        while node is not None and node is not outer:
+            node = self.parents.get(id(node))
+        return node is outer
 
     def _defined_in_a_function(self, node: ast.AST) -> bool:
         """Whether the innermost function or class around ``node`` is a function."""
@@ -743,7 +749,7 @@ class ModuleIndex(ImportedCode):
         if type(func) is not ast.Attribute:
             return None
         attr = func.attr
-        if not self._may_run_own_code(call):
+        if not self.may_run_own_code(call):
             return None
         if type(func.value) is ast.Name and func.value.id in self.imports:
             return self._imported_callee(call)  # `helpers.reset(opt)`

@@ -20,6 +20,7 @@ from lint_rules import rebinding, syntax
 from lint_rules.analysis import REPEATED_HOOKS, Analysis
 from lint_rules.effects import Issue
 from lint_rules.events import dotted
+from lint_rules.narrowing import mentioned_in_hollowed
 from lint_rules.rules.base import crosses_modules
 from lint_rules.summaries import names_an_optimizer_class
 
@@ -229,6 +230,8 @@ def _runs_apart(analysis, scope: ast.AST | None, loop: ast.AST | None) -> bool:
     elif holder is not analysis.tree:
         return False
     name, sites = scope.name, []
+    if mentioned_in_hollowed(analysis.tree, name):
+        return False
     for node in syntax.walk(analysis.tree):
         kind = type(node)
         if kind is ast.Constant and node.value == name:

@@ -24,6 +24,7 @@ from lint_rules.events import (
     member_key,
 )
 from lint_rules.imports import ImportedCode
+from lint_rules.narrowing import hollowed_calls
 from lint_rules.parameter_sources import constructor_models
 from lint_rules.rebinding import SAME_OBJECT_GETTERS
 from lint_rules.source import SourceText
@@ -590,7 +591,8 @@ class ModuleIndex(ImportedCode):
     def _called(self) -> set[str]:
         """Every name called in this file (``model``, ``self.net.train``)."""
         if self._called_keys is None:
-            self._called_keys = {dotted(call.func) for _, call in self._local_calls} - {None}
+            self._called_keys = ({dotted(call.func) for _, call in self._local_calls}
+                                 | hollowed_calls(self.tree)) - {None}
         return self._called_keys
 
     def holds_more_than(self, optimizer: str, model: str) -> bool:

@@ -162,9 +162,9 @@ class _Unit:
         parents = self.analysis.index.parents
         child, node = binding, parents.get(id(binding)) if binding is not None else None
         while node is not None:
-            if type(node) is ast.If and self._inside(use, node):
+            if type(node) is ast.If and self.analysis.index.is_inside(use, node):
                 in_body = any(child is s for s in node.body)
-                return any(self._inside(use, s) for s in (node.orelse if in_body else node.body))
+                return any(self.analysis.index.is_inside(use, s) for s in (node.orelse if in_body else node.body))
             child, node = node, parents.get(id(node))
         return False
 
@@ -240,7 +240,7 @@ class _Unit:
                 continue
             hits = self._loss_hits(value, node)
             backward = self._backward_of(hits, node)
-            if hits and backward is not None and (loop is None or self._inside(backward, loop)):
+            if hits and backward is not None and (loop is None or self.analysis.index.is_inside(backward, loop)):
                 # (a loop that does not run the backward keeps one graph, not one per step)
                 if within_step and self._scaled(backward):
                     continue  # k micro-batches of one step (`loss / k`), freed at the step
@@ -275,12 +275,6 @@ class _Unit:
                    or type(n) is ast.Call and syntax.callee_name(n) in ("div", "div_")
                    for value in values for n in ast.walk(value))
 
-    def _inside(self, node: ast.AST, outer: ast.AST) -> bool:
-        parents = self.analysis.index.parents
-        while node is not None and node is not outer:
-            node = parents.get(id(node))
-        return node is outer
-
     def _backward_of(self, hits: list[ast.Name], at: ast.AST) -> ast.Call | None:
         for name in hits:
             backward = self._loss_at(name.id, at)
@@ -305,9 +299,9 @@ class _Unit:
         """Whether the branch that holds ``rebinding`` (and not ``use``) holds ``backward``."""
         parents = self.analysis.index.parents
         branch = parents.get(id(rebinding)) if rebinding is not None else None
-        while branch is not None and (type(branch) is not ast.If or self._inside(use, branch)):
+        while branch is not None and (type(branch) is not ast.If or self.analysis.index.is_inside(use, branch)):
             branch = parents.get(id(branch))
-        return branch is not None and self._inside(backward, branch)
+        return branch is not None and self.analysis.index.is_inside(backward, branch)
 
     def _backpropagated(self) -> set[str]:
         """Every name read by an expression a backward call backpropagates, calls included

@@ -88,7 +88,9 @@ def analyse(tree: ast.Module, text: SourceText, project=None, path: str | None =
         analysis.other_framework = True
         return analysis
     issues: dict[tuple, tuple[Issue, dict]] = {}
-    for body, class_name, repeat, function in _units(tree, index):
+    units = list(_units(tree, index))
+    analysed = {id(function) for *_, function in units}
+    for body, class_name, repeat, function in units:
         if not any(index.contains_events(stmt) for stmt in body):
             continue
         try:
@@ -96,6 +98,12 @@ def analyse(tree: ast.Module, text: SourceText, project=None, path: str | None =
         except AnalysisIncomplete as gave_up:
             analysis.incomplete.append(gave_up)  # this unit only: the others still report
             continue
+        # A call chain deeper than the inlining goes: what it did not walk is judged alone,
+        # as a function that runs once, rather than never.
+        for deep in interpreter.too_deep:
+            if id(deep) not in analysed:
+                analysed.add(id(deep))
+                units.append((syntax.body_of(deep), index.enclosing_class(deep), None, deep))
         analysis.alias_sites.update(interpreter.alias_sites)
         for key, issue in interpreter.issues.items():
             if not _matched_windows(issue, interpreter.counter_zeroed_in_loop):

@@ -708,7 +708,15 @@ class Effects:
         caller's arguments for its parameters. A function of another module of the project
         is walked the same way: its events happen at the call in this file (where a finding
         can point), and inside it names resolve in its own module."""
-        if fn in self._frames or len(self._frames) >= MAX_INLINE_DEPTH:
+        if fn in self._frames:
+            return state
+        if len(self._frames) >= MAX_INLINE_DEPTH:
+            # The function making the call is judged on its own too, its loop around the
+            # call included (only this file's own: another module's is judged in its file).
+            caller = self._frames[-1]
+            if self._site is None and self.index.owner_of(caller) is None \
+                    and caller not in self.too_deep:
+                self.too_deep.append(caller)
             return state
         owner = self.index.owner_of(fn) if call is not None else None
         index = owner or self.index

@@ -20,6 +20,7 @@ from lint_rules import rebinding, syntax
 from lint_rules.analysis import REPEATED_HOOKS, Analysis
 from lint_rules.effects import Issue
 from lint_rules.events import dotted
+from lint_rules.narrowing import mentioned_in_hollowed
 from lint_rules.rules.base import crosses_modules
 from lint_rules.summaries import names_an_optimizer_class
 
@@ -42,7 +43,8 @@ def nothing_else_resets(analysis: Analysis, issue: Issue) -> bool:
         names=_names_of_stepped(analysis, issue),
         weighed={id(analysis.function_of(e.node))
                  for e in (issue.step, *issue.backwards, *issue.applied_by, *issue.also)},
-        owner=_class_of(analysis, issue.step.node))
+        owner=_class_of(analysis, issue.step.node),
+        loop=next((n for n in reversed(issue.loops) if isinstance(n, syntax.LOOPS)), None))
     return all(_tied_elsewhere(analysis, node, stepped) for node in _resets(analysis.tree))
 
 
@@ -133,6 +135,7 @@ class _Stepped:
     names: set[str]  # how the analysis and the code spell the stepped optimizer
     weighed: set[int]  # ids of the functions the analysis followed to the finding
     owner: ast.ClassDef | None  # the class whose method steps
+    loop: ast.AST | None  # the innermost loop the stale gradients are carried across
 
 
 def resets_the_stepped_optimizer(analysis: Analysis, issue: Issue) -> bool:
@@ -202,6 +205,8 @@ def _tied_elsewhere(analysis, node: ast.AST, stepped: _Stepped) -> bool:
     if root == "self" and _unrelated(analysis, _class_of(analysis, node), stepped.owner):
         return True
     index, followed = analysis.index, id(scope) in stepped.weighed
+    if not followed and _runs_apart(analysis, scope, stepped.loop):
+        return True
     if receiver in stepped.names:
         return followed
     if followed and dotted(target) and index.is_optimizer(receiver):
@@ -209,6 +214,37 @@ def _tied_elsewhere(analysis, node: ast.AST, stepped: _Stepped) -> bool:
     return receiver in index.optimizers or any(
         receiver in index.models_of(other) for other in index.optimizers - stepped.names) and not any(
         receiver in index.models_of(name) for name in stepped.names)
+
+
+def _runs_apart(analysis, scope: ast.AST | None, loop: ast.AST | None) -> bool:
+    """Whether ``scope`` runs only where the script's top level calls it, outside the
+    loop that carries the stale gradients: ``train()`` and ``distill()`` of one script, each
+    with its own loop, called in turn. Its reset cannot run inside those loops. Any other
+    mention of its name (handed to a framework, a hook, ``getattr``) may run it anywhere."""
+    if loop is None or not isinstance(scope, syntax.FUNCTIONS) or type(scope) is ast.Lambda:
+        return False
+    index, holder = analysis.index, analysis.index.parents.get(id(scope))
+    if type(holder) is ast.ClassDef:
+        if not _classes_up(analysis, holder) or index.parents.get(id(holder)) is not analysis.tree:
+            return False  # a base out of sight may call the method
+    elif holder is not analysis.tree:
+        return False
+    name, sites = scope.name, []
+    if mentioned_in_hollowed(analysis.tree, name):
+        return False
+    for node in syntax.walk(analysis.tree):
+        kind = type(node)
+        if kind is ast.Constant and node.value == name:
+            return False
+        if kind is ast.Name and node.id == name or kind is ast.Attribute and node.attr == name:
+            call = index.parents.get(id(node))
+            if type(call) is not ast.Call or call.func is not node:
+                return False
+            if kind is ast.Attribute and not index.may_run_own_code(call):
+                continue  # `self.encoder.train()`: nn.Module's method, not this one
+            sites.append(call)
+    return bool(sites) and all(
+        analysis.function_of(site) is None and not index.is_inside(site, loop) for site in sites)
 
 
 def _class_of(analysis, node: ast.AST) -> ast.ClassDef | None:

@@ -69,6 +69,8 @@ class Interpreter(Compound, Effects):
         self._gated_optimizers: set[str] = set()  # stepped or reset inside `accumulate()`
         self._handlers = 0
         self._frames: list[FunctionNode] = []
+        # functions of this file whose calls lie past MAX_INLINE_DEPTH: analysed on their own
+        self.too_deep: list[FunctionNode] = []
         self._owners: list[str | None] = [None]  # the optimizer whose own method runs now
         self._site: tuple | None = None  # (call, text) here, while another module's code runs
         self._subst: list[dict[str, tuple[str, ...]]] = [{}]

@@ -55,12 +55,33 @@ def hollow(tree: ast.Module, source: str) -> None:
     functions = _functions(tree)
     if not functions:
         return
-    kept = _kept(functions, _Code(source))
+    code = _Code(source)
+    kept = _kept(functions, code)
+    removed = []
     for index in _hollowed(functions, kept):
         function = functions[index][0]
         first = function.body[0]
+        start, end = code.span(first.lineno, function.end_lineno)
+        removed.append(code.text[start:end])
         function.body = [ast.Expr(ast.Constant(...), lineno=first.lineno, col_offset=first.col_offset,
                                   end_lineno=first.lineno, end_col_offset=first.col_offset + 3)]
+    # What the removed bodies said still counts as evidence (`model.eval()` there shows a
+    # network), so an answer never depends on the hollowing: see hollowed_calls, mentioned.
+    tree.hollowed_code = "\n".join(removed)
+
+
+_DOTTED_CALL = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
+
+
+def hollowed_calls(tree: ast.Module) -> set[str]:
+    """The dotted names called in the bodies ``hollow`` removed (``model.eval``)."""
+    return {m.group(1).rstrip(".") for m in _DOTTED_CALL.finditer(getattr(tree, "hollowed_code", ""))}
+
+
+def mentioned_in_hollowed(tree: ast.Module, name: str) -> bool:
+    """Whether a body ``hollow`` removed mentions ``name`` (a function handed on as a hook)."""
+    code = getattr(tree, "hollowed_code", "")
+    return name in code and re.search(rf"\b{re.escape(name)}\b", code) is not None
 
 
 class _Code:

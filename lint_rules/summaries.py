@@ -24,6 +24,7 @@ from lint_rules.events import (
     member_key,
 )
 from lint_rules.imports import ImportedCode
+from lint_rules.narrowing import hollowed_calls
 from lint_rules.parameter_sources import constructor_models
 from lint_rules.rebinding import SAME_OBJECT_GETTERS
 from lint_rules.source import SourceText
@@ -248,14 +249,14 @@ class ModuleIndex(ImportedCode):
         # `ddpg(...)`, called from its loop)
         known = set(self.functions) | set(self.methods) | self._nested_names
         waiting = [(name, call) for name, call in local_calls
-                   if name in known and self._may_run_own_code(call)]
+                   if name in known and self.may_run_own_code(call)]
         while pending:
             for node in pending:
                 self._mark_ancestors(node)
             pending = [call for name, call in waiting if name in self.eventful
                        and id(call) not in self.marked]
 
-    def _may_run_own_code(self, call: ast.Call) -> bool:
+    def may_run_own_code(self, call: ast.Call) -> bool:
         """Whether ``call`` may run a function of this file: not ``self.encoder.train()`` or
         ``model.eval()``, nn.Module's methods whatever this file defines under those names,
         nor ``self.task.step_fn()``, some other object's. ``resolve`` and the marking of
@@ -295,9 +296,11 @@ class ModuleIndex(ImportedCode):
         """Whether some call in this file runs ``function`` (``model.train()`` does not run a
         function of the file named ``train``)."""
         if self._called_functions is None:
+            # `def update(data):` inside `ddpg(...)`, which its loop calls by plain name; a
+            # method is no such function (`train(args)` does not run `Trainer.train`)
             nested: dict[str, list[FunctionNode]] = {}
             for node in self.parents.values():
-                if isinstance(node, syntax.FUNCTIONS) and self.parents.get(id(node)) is not None:
+                if isinstance(node, syntax.FUNCTIONS) and self._defined_in_a_function(node):
                     nested.setdefault(node.name, []).append(node)
             self._called_functions = set()
             for name, call in self._local_calls:
@@ -315,6 +318,19 @@ class ModuleIndex(ImportedCode):
                     targets += nested.get(name, [])
                 self._called_functions.update(map(id, targets))
         return id(function) in self._called_functions
+
+    def is_inside(self, node: ast.AST, outer: ast.AST) -> bool:
+        """Whether ``node`` is ``outer`` or lies within it."""
+        while node is not None and node is not outer:
+            node = self.parents.get(id(node))
+        return node is outer
+
+    def _defined_in_a_function(self, node: ast.AST) -> bool:
+        """Whether the innermost function or class around ``node`` is a function."""
+        current = self.parents.get(id(node))
+        while current is not None and not isinstance(current, (ast.ClassDef, *syntax.FUNCTIONS)):
+            current = self.parents.get(id(current))
+        return isinstance(current, syntax.FUNCTIONS)
 
     def _class_around(self, node: ast.AST) -> str | None:
         current = self.parents.get(id(node))
@@ -575,7 +591,8 @@ class ModuleIndex(ImportedCode):
     def _called(self) -> set[str]:
         """Every name called in this file (``model``, ``self.net.train``)."""
         if self._called_keys is None:
-            self._called_keys = {dotted(call.func) for _, call in self._local_calls} - {None}
+            self._called_keys = ({dotted(call.func) for _, call in self._local_calls}
+                                 | hollowed_calls(self.tree)) - {None}
         return self._called_keys
 
     def holds_more_than(self, optimizer: str, model: str) -> bool:
@@ -734,7 +751,7 @@ class ModuleIndex(ImportedCode):
         if type(func) is not ast.Attribute:
             return None
         attr = func.attr
-        if not self._may_run_own_code(call):
+        if not self.may_run_own_code(call):
             return None
         if type(func.value) is ast.Name and func.value.id in self.imports:
             return self._imported_callee(call)  # `helpers.reset(opt)`

@@ -14,7 +14,7 @@ PROGRAMS = sorted((ROOT / "fixtures").rglob("*.py"))
 
 
 def _signature(findings):
-    return [(f.line, f.column, f.code, f.message, f.fix) for f in findings]
+    return [(f.line, f.column, f.code, f.pattern, f.message, f.fix) for f in findings]
 
 
 def _without_narrowing(monkeypatch, source: str):

@@ -612,11 +612,12 @@ def _getitem_advanced(ctx, g):
 
 
 def _index_backward_forward(g, shape, index):
-    out = np.zeros(shape, dtype=g.dtype)
+    xp = module_of(g)  # numpy, or CuPy for a cuda tensor's gradient
+    out = xp.zeros(shape, dtype=g.dtype)
     if arguments.is_basic_index(index):
         out[index] = g
     else:
-        np.add.at(out, index, g)
+        xp.add.at(out, index, g)
     return out
 
 
@@ -720,10 +721,13 @@ def _gather(ctx, g):
 
 
 def _scatter_add_forward(a, index, src, dim):
+    xp = module_of(a)  # numpy, or CuPy for a cuda tensor's array (its add.at needs CuPy indices)
     out = a.copy()
-    idx = list(np.indices(index.shape, sparse=True))
+    idx = list(np.indices(index.shape, sparse=True)) if xp is np else [
+        xp.arange(n).reshape([n if k == d else 1 for k in range(index.ndim)])
+        for d, n in enumerate(index.shape)]
     idx[dim] = index
-    np.add.at(out, tuple(idx), src[tuple(slice(0, s) for s in index.shape)])
+    xp.add.at(out, tuple(idx), src[tuple(slice(0, s) for s in index.shape)])
     return out
 
 

@@ -98,6 +98,14 @@ def module_of(array):
     return np
 
 
+def as_array(value, dtype=None):
+    """``value`` as an array of its own library: a CuPy array stays one (``np.asarray`` of it
+    raises), anything else goes through ``np.asarray`` (a numpy scalar becomes a 0-d array)."""
+    if type(value).__module__.startswith("cupy"):
+        return value if dtype is None else value.astype(dtype, copy=False)
+    return np.asarray(value, dtype=dtype)
+
+
 def device_of(array) -> device:
     if type(array).__module__.startswith("cupy"):
         return device("cuda", int(array.device.id))

@@ -22,6 +22,8 @@ import math
 
 import numpy as np
 
+from gradcheck.ref.devices import module_of
+
 
 def out_size(size: int, kernel: int, dilation: int, padding: int, stride: int,
              ceil_mode: bool = False) -> int:
@@ -51,11 +53,12 @@ def _pad_spatial(x, before, after=None, value=0.0):
     after = before if after is None else after
     if not any(before) and not any(after):
         return x
+    xp = module_of(x)  # numpy, or CuPy for a cuda tensor's array
     if min(before) < 0 or min(after) < 0:
-        return np.pad(x, ((0, 0), (0, 0)) + tuple(zip(before, after)), constant_values=value)
+        return xp.pad(x, ((0, 0), (0, 0)) + tuple(zip(before, after)), constant_values=value)
     # NOTE: a filled array and one slice write: np.pad spends ~15 us in Python per call
     shape = x.shape[:2] + tuple(s + b + a for s, b, a in zip(x.shape[2:], before, after))
-    out = np.full(shape, value, dtype=x.dtype) if value else np.zeros(shape, dtype=x.dtype)
+    out = xp.full(shape, value, dtype=x.dtype) if value else xp.zeros(shape, dtype=x.dtype)
     out[(slice(None), slice(None)) + tuple(slice(b, b + s) for s, b in
                                            zip(x.shape[2:], before))] = x
     return out
@@ -72,7 +75,7 @@ def unfold(x, kernel, dilation, padding, stride, grid=None):
     # ``grid`` (a transposed convolution's input size) may keep fewer windows than fit
     grid = tuple(grid or _grid(size, kernel, dilation, padding, stride))
     x = _pad_spatial(x, padding)
-    cols = np.empty((c, *kernel, n) + grid, dtype=x.dtype)
+    cols = module_of(x).empty((c, *kernel, n) + grid, dtype=x.dtype)
     if type(x) is np.ndarray and x.size <= _ONE_COPY_LIMIT:
         # NOTE: every window at once as a strided view (C, *kernel, N, *grid) and one copy:
         # on small inputs the per-offset loop is all Python overhead (~3 us per offset)
@@ -110,14 +113,14 @@ def fold(cols, size, kernel, dilation, padding, stride, grid=None):
         out = out.astype(cols.dtype, copy=False).reshape(padded)
     else:
         blocks = cols.reshape((c, *kernel, n) + grid)
-        out = np.zeros(padded, dtype=cols.dtype)
+        out = module_of(cols).zeros(padded, dtype=cols.dtype)
         for offset, window in _offsets(kernel, dilation, stride, grid):
             out[(slice(None), slice(None)) + window] += blocks[(slice(None),) + offset].swapaxes(
                 0, 1)
     if not any(padding):
         return out
     inside = tuple(slice(p, p + s) for s, p in zip(spatial, padding))
-    return np.ascontiguousarray(out[(slice(None), slice(None)) + inside])
+    return module_of(out).ascontiguousarray(out[(slice(None), slice(None)) + inside])
 
 
 _BINCOUNT_LIMIT = 1 << 17
@@ -138,7 +141,7 @@ def pad(x, widths, value=0.0):
     """
     crop = tuple(slice(max(-b, 0), x.shape[d] - max(-a, 0)) for d, (b, a) in enumerate(widths))
     grow = [(max(b, 0), max(a, 0)) for b, a in widths]
-    return np.pad(x[crop], grow, constant_values=value)
+    return module_of(x).pad(x[crop], grow, constant_values=value)
 
 
 def window_argmax(x, kernel, dilation, padding, stride, grid):

@@ -15,7 +15,7 @@ import numpy as np
 from gradcheck.ref import dtypes as dt
 from gradcheck.ref import grad_mode
 from gradcheck.ref.broadcast import broadcast_shapes, mismatch_error
-from gradcheck.ref.devices import device_of
+from gradcheck.ref.devices import as_array, device_of
 from gradcheck.ref.dispatch import apply
 from gradcheck.ref.tensors import Tensor, _dim, _make
 from gradcheck.ref.arguments import _NUMBER, _cast, _const, _float, _pair
@@ -365,7 +365,7 @@ def _compare(ufunc, ordered=False):
         if ordered:
             dt.refuse_complex_order(ufunc.__name__, a, error=NotImplementedError)
         try:
-            return _make(np.asarray(ufunc(a._data, b._data)))
+            return _make(as_array(ufunc(a._data, b._data)))
         except ValueError:
             raise mismatch_error(a._data.shape, b._data.shape) from None
 

@@ -9,6 +9,7 @@ from gradcheck.ref import dtypes as dt
 from gradcheck.ref import ops
 from gradcheck.ref.arguments import _cast, _const, _dims, _float
 from gradcheck.ref.derivatives import TABLE
+from gradcheck.ref.devices import as_array
 from gradcheck.ref.dispatch import apply
 from gradcheck.ref.tensors import Tensor, _dim, _make
 
@@ -146,9 +147,9 @@ def argmax(input, dim=None, keepdim=False):  # noqa: A002
     """
     dt.refuse_complex_order("argmax", input)
     if dim is None:
-        return _make(np.asarray(np.argmax(input._data), dtype=np.int64))
+        return _make(as_array(np.argmax(input._data), dtype=np.int64))
     d = _dim(dim, input._data.ndim)
-    return _make(np.asarray(np.argmax(input._data, axis=d, keepdims=keepdim), dtype=np.int64))
+    return _make(as_array(np.argmax(input._data, axis=d, keepdims=keepdim), dtype=np.int64))
 
 
 def argmin(input, dim=None, keepdim=False):  # noqa: A002
@@ -160,9 +161,9 @@ def argmin(input, dim=None, keepdim=False):  # noqa: A002
     """
     dt.refuse_complex_order("argmin", input)
     if dim is None:
-        return _make(np.asarray(np.argmin(input._data), dtype=np.int64))
+        return _make(as_array(np.argmin(input._data), dtype=np.int64))
     d = _dim(dim, input._data.ndim)
-    return _make(np.asarray(np.argmin(input._data, axis=d, keepdims=keepdim), dtype=np.int64))
+    return _make(as_array(np.argmin(input._data, axis=d, keepdims=keepdim), dtype=np.int64))
 
 
 def _correction(unbiased, correction) -> int:
@@ -260,7 +261,7 @@ def any(input, dim=None, keepdim=False):  # noqa: A001, A002
 def _truth_reduce(reduce, input, dim, keepdim):  # noqa: A002
     """``np.all`` or ``np.any`` over ``dim`` (all dims when None) as a bool tensor."""
     axis = _dims(dim, input._data.ndim)
-    return _make(np.asarray(reduce(input._data, axis=axis, keepdims=keepdim)))
+    return _make(as_array(reduce(input._data, axis=axis, keepdims=keepdim)))
 
 
 def cumsum(input, dim):  # noqa: A002

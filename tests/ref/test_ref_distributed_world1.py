@@ -592,6 +592,8 @@ def test_bf16_hooks_round_like_torch_and_ddp_refuses_them_on_cpu(torch, groups):
     expected = torch.tensor(values).to(torch.bfloat16).float().numpy()
     np.testing.assert_array_equal(_round_to_bfloat16(values), expected)
     for lib in (ref, torch):
+        if lib is torch and torch.cuda.is_available():
+            continue  # the refusals below are a CPU build's; this torch reaches a GPU
         hooks = importlib.import_module(
             f"{lib.__name__}.distributed.algorithms.ddp_comm_hooks.default_hooks")
         for hook in (hooks.bf16_compress_hook, hooks.bf16_compress_wrapper(hooks.allreduce_hook)):

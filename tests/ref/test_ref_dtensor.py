@@ -204,6 +204,9 @@ def test_plan_paths_use_fnmatch_and_prepare_module_input(meshes, torch):
 
 
 def test_fully_shard_matches_torch(meshes, torch):
+    if torch.cuda.is_available():
+        pytest.skip("torch's fully_shard moves the model to the GPU when one is visible; the "
+                    "engine answers as torch's CPU build")
     batch = np.random.default_rng(1).standard_normal((5, 4))
     theirs, ours = _mlp(torch), _mlp(ref)
     _copy_weights(theirs, ours)

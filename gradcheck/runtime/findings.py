@@ -139,10 +139,15 @@ def warn_at(location: str, warning: Warning) -> None:
         warnings.warn_explicit(warning, type(warning), path, lineno)
         return
     module_globals = frame.f_globals
-    warnings.warn_explicit(warning, type(warning), frame.f_code.co_filename, lineno,
-                           module=module_globals.get("__name__"),
-                           registry=module_globals.setdefault("__warningregistry__", {}),
-                           module_globals=module_globals)
+    where = dict(module=module_globals.get("__name__"),
+                 registry=module_globals.setdefault("__warningregistry__", {}))
+    try:
+        warnings.warn_explicit(warning, type(warning), frame.f_code.co_filename, lineno,
+                               module_globals=module_globals, **where)
+    except ValueError:
+        # Python 3.12 refuses globals whose ``__spec__`` has no loader (a script run by
+        # runpy, as `gradcheck run` does); they only serve to show the source line.
+        warnings.warn_explicit(warning, type(warning), frame.f_code.co_filename, lineno, **where)
 
 
 def _is_library(filename: str) -> bool:

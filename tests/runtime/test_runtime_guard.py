@@ -63,6 +63,24 @@ def test_warn_mode_keeps_training_and_records_findings(fixture_setup):
     assert len(guards[0].findings) == len(setup["batches"]) - 1
 
 
+def test_warn_mode_warns_where_python_refuses_the_scripts_globals(fixture_setup, monkeypatch):
+    # Python 3.12 raises ValueError for module globals whose __spec__ has no loader (a script
+    # run by runpy); the warning must still be issued, at the user's line.
+    import warnings
+
+    real = warnings.warn_explicit
+
+    def refusing(*args, module_globals=None, **kwargs):
+        if module_globals is not None:
+            raise ValueError("Module globals is missing a __spec__.loader")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(warnings, "warn_explicit", refusing)
+    setup = fixture_setup("bug_stale_missing_zero_grad", "torch")
+    with pytest.warns(GradGuardWarning, match="stale gradients"):
+        _run(setup, action="warn")
+
+
 def _mlp(torch):
     torch.manual_seed(0)
     model = torch.nn.Linear(3, 2)

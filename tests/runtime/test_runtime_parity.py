@@ -48,6 +48,24 @@ def test_a_planted_output_error_is_caught_where_it_is(index, size, sign, seed):
     assert (problem.kind, problem.quantity, problem.index) == ("accuracy", "output", index)
 
 
+def test_an_error_the_size_of_the_cpus_worst_passes_where_the_cpu_was_exact():
+    # Another summation order lands elsewhere: as accurate overall is what parity asks, not the
+    # CPU's luck at each element.
+    def wiggly(x, w):  # float32 loses digits in the sine's large argument: errors of many ulp
+        return ((x @ w) * 300.0).sin().sum(dim=1)
+
+    inputs = _inputs(seed=3, rows=64)
+    exact = wiggly(*[torch.as_tensor(x) for x in inputs]).numpy()
+    cpu = wiggly(*[torch.as_tensor(x, dtype=torch.float32) for x in inputs]).double().numpy()
+    errors = np.abs(cpu - exact)
+    lucky = int(np.argmin(errors))
+    assert errors[lucky] * 100 < errors.max()
+    device = SimulatedDevice(output_error=(lucky, float(errors.max())))
+    assert check_parity(wiggly, inputs, devices=(device,)).passed
+    device = SimulatedDevice(output_error=(lucky, float(10 * errors.max())))
+    assert not check_parity(wiggly, inputs, devices=(device,)).passed
+
+
 def test_a_planted_gradient_error_names_the_input_and_element():
     device = SimulatedDevice(grad_error=(1, 5, 1e-3))
     report = check_parity(layer, _inputs(), devices=(device,))

@@ -56,7 +56,8 @@ def _a_project_object_of_no_optimizer_class(analysis, issue) -> bool:
     keys = {k for k in _names_of_stepped(analysis, issue) | set(issue.names.values()) if k}
     for key in keys:
         cls = index.instance_class(key)
-        if cls is not None and not index.is_optimizer_class(cls):
+        if cls is not None and not index.is_optimizer_class(cls) or \
+                index.built_by_a_class_from_elsewhere(key):
             return True
     return any(_built_by_a_callable_handed_in(analysis, node) for node in syntax.walk(analysis.tree)
                if type(node) is ast.Assign and len(node.targets) == 1

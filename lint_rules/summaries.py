@@ -23,6 +23,7 @@ from lint_rules.events import (
     looks_like_optimizer,
     member_key,
 )
+from lint_rules.frameworks import PYTORCH_FAMILY
 from lint_rules.imports import ImportedCode
 from lint_rules.narrowing import hollowed_calls
 from lint_rules.parameter_sources import constructor_models
@@ -43,6 +44,12 @@ _FRAMEWORK_METHODS = frozenset(
 )
 
 
+# Packages whose optimizer classes have torch's semantics (a class named `Adam` imported from
+# anywhere else is that module's own).
+TORCH_OPTIMIZER_PACKAGES = PYTORCH_FAMILY | {
+    "torch_optimizer", "pytorch_optimizer", "bitsandbytes", "fairscale", "colossalai", "megatron",
+    "lion_pytorch", "adabelief_pytorch", "ranger", "ranger21", "dadaptation", "prodigyopt",
+    "schedulefree", "galore_torch", "heavyball", "came_pytorch", "muon", "sophia", "optimi"}
 STEP_NAMES = ("step", "optimizer_step")  # the stepping names of events.EVENT_CALL_NAMES
 
 
@@ -82,6 +89,7 @@ class ModuleIndex(ImportedCode):
         self._models: dict[str, set[str]] = {}
         self._networks_run: dict[int, frozenset[str]] = {}  # scope -> the networks it calls
         self.built_by: dict[str, str] = {}  # optimizer key -> the class or factory that built it
+        self._built_by_spelled: dict[str, str] = {}  # ... as the call spells it (`optim.Adam`)
         self.built_by_class: set[str] = set()  # keys built by calling an optimizer class
         self._params: dict[str, set[str]] = {}  # tensors listed explicitly: SGD([W, b])
         self._aliases: dict[str, set[str]] = {}  # self.model = model, net = DDP(model)
@@ -409,6 +417,7 @@ class ModuleIndex(ImportedCode):
             if key and creates and not getter:
                 self.optimizers.add(key)
                 self.built_by[key] = name
+                self._built_by_spelled[key] = callee
                 self._models[key] = constructor_models(call, self.scope_of(stmt))
                 self._params[key] = _listed_tensors(call)
                 self._opt_site[key] = stmt
@@ -719,10 +728,23 @@ class ModuleIndex(ImportedCode):
         """Whether the file shows that ``key`` is an optimizer of torch's kind: built by
         calling an optimizer class (or a class of the project derived from one), or annotated
         as one. A factory's result or a name is no such evidence."""
+        if self.built_by_a_class_from_elsewhere(key):
+            return False
         if key in self.built_by_class or key in self.annotated:
             return True
         owner = self.instance_class(key)
         return owner is not None and self.is_optimizer_class(owner)
+
+    def built_by_a_class_from_elsewhere(self, key: str) -> bool:
+        """Whether ``key`` was built by an optimizer's class name that this file imports from
+        neither torch nor a library of torch optimizers (``from mytorch.optim import Adam``, a
+        course's own NumPy optimizer): a class of that name whose ``step()`` is its own."""
+        spelled = self._built_by_spelled.get(key, "")
+        head = spelled.partition(".")[0]
+        if key not in self.built_by_class or head not in self.imports:
+            return False
+        module, _, level = self.imports[head]
+        return bool(level) or module.partition(".")[0] not in TORCH_OPTIMIZER_PACKAGES
 
     def is_optimizer_class(self, cls: str, seen: frozenset = frozenset()) -> bool:
         """Whether the class ``cls`` derives from an optimizer class."""

@@ -414,3 +414,35 @@ def training(epochs, model, loader, opt_func=torch.optim.Adam):
 '''
     assert forms(source) == [("GC002", "stale")]
     assert forms(source.replace("opt_func=torch.optim.Adam", "opt_func")) == []
+
+
+COURSE_FRAMEWORK = '''\
+import numpy as np
+
+from mytorch.models import MLP
+from mytorch.optim.adam import Adam
+
+
+def train(batches, epochs=5):
+    model = MLP([8, 16, 1])
+    optimizer = Adam(model, lr=0.01)
+    for _ in range(epochs):
+        for x, y in batches:
+            loss = model.loss(model.forward(x), y)
+            model.backward(loss)
+            optimizer.step()
+    return model
+'''
+
+
+def test_an_optimizer_class_imported_from_the_project_is_its_own_and_unproven() -> None:
+    # A course's own NumPy framework: its backward assigns gradients rather than adding them,
+    # and its `Adam` is not torch's, whatever its name.
+    assert forms(COURSE_FRAMEWORK) == []
+    assert forms(COURSE_FRAMEWORK, preview=True) == [("GC002", "unproven")]
+
+
+def test_an_optimizer_class_imported_from_torch_or_an_optimizer_library_keeps_the_evidence() -> None:
+    for line in ("from torch.optim import Adam", "from torch_optimizer import Adam"):
+        source = COURSE_FRAMEWORK.replace("from mytorch.optim.adam import Adam", line)
+        assert forms(source) == [("GC002", "stale")], line

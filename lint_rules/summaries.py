@@ -737,14 +737,22 @@ class ModuleIndex(ImportedCode):
 
     def built_by_a_class_from_elsewhere(self, key: str) -> bool:
         """Whether ``key`` was built by an optimizer's class name that this file imports from
-        neither torch nor a library of torch optimizers (``from mytorch.optim import Adam``, a
-        course's own NumPy optimizer): a class of that name whose ``step()`` is its own."""
+        neither torch nor a library of torch optimizers, for a class that is no torch
+        optimizer (``from mytorch.optim import Adam``, a course's own NumPy optimizer): its
+        ``step()`` is its own. The project's module says so where it is read (a class derived
+        from none); where it is not, a file that imports nothing of PyTorch's does."""
         spelled = self._built_by_spelled.get(key, "")
         head = spelled.partition(".")[0]
         if key not in self.built_by_class or head not in self.imports:
             return False
         module, _, level = self.imports[head]
-        return bool(level) or module.partition(".")[0] not in TORCH_OPTIMIZER_PACKAGES
+        if not level and module.partition(".")[0] in TORCH_OPTIMIZER_PACKAGES:
+            return False
+        self.import_class(ast.parse(spelled, mode="eval").body)
+        name = last_name(spelled)
+        if name in self.classes:
+            return not self.is_optimizer_class(name)
+        return not any(m.partition(".")[0] in PYTORCH_FAMILY for m in self.imported_modules())
 
     def is_optimizer_class(self, cls: str, seen: frozenset = frozenset()) -> bool:
         """Whether the class ``cls`` derives from an optimizer class."""

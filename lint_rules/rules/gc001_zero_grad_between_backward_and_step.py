@@ -52,6 +52,11 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     after reading them; no `straight` finding on held-out code has been a real bug).
 
     ## Precision
+    On the sixteenth to eighteenth held-out parts (`test16` to `test18`, 331 repositories,
+    scored once at 78c63a9, and with the same findings at 58a6638): `window` 1 false alarm
+    (an accumulation count bound to the literal 1 in the function, so the step runs every
+    iteration; such a window is now read as every iteration) and 1 debatable (a reset per call
+    of a wrapper whose accumulation count is 1 in every configuration).
     On the eleventh to thirteenth held-out parts (`test11` to `test13`, 312 repositories,
     scored once at ebb3b47): no finding by default; `gated` (with `--preview`) 1 real bug
     (sub-batches whose reset sits inside the sub-batch loop) and 2 false alarms (an

@@ -446,3 +446,10 @@ def test_an_optimizer_class_imported_from_torch_or_an_optimizer_library_keeps_th
     for line in ("from torch.optim import Adam", "from torch_optimizer import Adam"):
         source = COURSE_FRAMEWORK.replace("from mytorch.optim.adam import Adam", line)
         assert forms(source) == [("GC002", "stale")], line
+
+
+def test_a_projects_own_optimizer_class_in_a_torch_program_keeps_the_evidence() -> None:
+    # an assignment's own AdamW, written over torch.optim.Optimizer, used in a torch program
+    source = "import torch\n" + COURSE_FRAMEWORK.replace(
+        "from mytorch.optim.adam import Adam", "from optimizer import Adam")
+    assert forms(source) == [("GC002", "stale")]

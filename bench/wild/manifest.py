@@ -30,7 +30,7 @@ scientific, remote-sensing, federated, continual, meta-learning, self-supervised
 distillation, pruning, quantisation and architecture-search code; ``test9`` the rest), and
 so on to ``test13``. ``test14`` and ``test15`` are file-level parts (``files.py``);
 ``test16`` to ``test18`` are whole-repository parts again, chosen at once from separate
-families.
+families, and ``test19`` a small one (the session's last fetches) scored after them.
 """
 from __future__ import annotations
 
@@ -42,10 +42,11 @@ HERE = Path(__file__).resolve().parent
 REPOS = HERE / "repos.csv"
 FIELDS = ["repository", "commit", "part", "category", "origin"]
 PARTS = ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8",
-         "test9", "test10", "test11", "test12", "test13", "test16", "test17", "test18")
+         "test9", "test10", "test11", "test12", "test13", "test16", "test17", "test18",
+         "test19")
 # Every row of these parts is held out; the hash rule does not apply to them.
 HELD_OUT_WHOLE = ("test2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
-                  "test10", "test11", "test12", "test13", "test16", "test17", "test18")
+                  "test10", "test11", "test12", "test13", "test16", "test17", "test18", "test19")
 ORIGINS = ("tuning", "added")
 TEST_BELOW = 160
 

@@ -98,7 +98,7 @@ def test_a_later_held_out_row_skips_the_hash_rule_but_not_the_origin(part):
 
 
 def test_an_unknown_part_is_refused_with_the_parts_to_use():
-    with pytest.raises(ValueError, match="unknown part 'test14'.*test18"):
+    with pytest.raises(ValueError, match="unknown part 'test14'.*test19"):
         manifest.read_manifest("test14")
 
 

@@ -2,8 +2,9 @@
 
 Nothing of those repositories is committed here. ``repos.csv`` pins each one to a commit and
 puts it in the ``dev`` part or a held-out one (``test``, ``test2`` to ``test13``, ``test16``
-to ``test19``; the rules are in ``manifest.py``); ``triage.csv`` records findings with the verdict a human gave after
-reading the code (``bug``, ``debatable``, ``false``) and why. See docs/corpus.md for the method.
+to ``test19``; the rules are in ``manifest.py``); ``triage.csv`` records findings with the
+verdict a human gave after reading the code (``bug``, ``debatable``, ``false``) and why. See
+docs/corpus.md for the method.
 
     python bench/wild/corpus.py fetch --mirror DIR [--into DIR] [--part dev]
     python bench/wild/corpus.py stats [--into DIR] [--part dev]

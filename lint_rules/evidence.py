@@ -256,16 +256,12 @@ def _overrides_the_followed(analysis, scope: ast.AST | None, stepped: _Stepped) 
     the subclass's objects are judged on their own."""
     index, owner = analysis.index, stepped.owner
     holder = index.parents.get(id(scope)) if scope is not None else None
-    if owner is None or type(holder) is not ast.ClassDef or holder is owner:
+    if owner is None or type(holder) is not ast.ClassDef or holder is owner or (
+            holder.name not in index.subclasses(owner.name)
+            and owner.name not in index.subclasses(holder.name)):
         return False
-    if holder.name in index.subclasses(owner.name):
-        followed = index.class_method(owner.name, scope.name)
-    elif owner.name in index.subclasses(holder.name):
-        followed = index.class_method(owner.name, scope.name)
-        followed = None if followed is scope else followed
-    else:
-        return False
-    return followed is not None and id(followed) in stepped.weighed and not any(
+    followed = index.class_method(owner.name, scope.name)  # `scope` itself where inherited
+    return followed not in (None, scope) and id(followed) in stepped.weighed and not any(
         _calls_super(method, scope.name) for method in (followed, scope))
 
 

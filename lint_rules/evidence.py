@@ -206,7 +206,8 @@ def _tied_elsewhere(analysis, node: ast.AST, stepped: _Stepped) -> bool:
     if root == "self" and _unrelated(analysis, _class_of(analysis, node), stepped.owner):
         return True
     index, followed = analysis.index, id(scope) in stepped.weighed
-    if not followed and _runs_apart(analysis, scope, stepped.loop):
+    if not followed and (_runs_apart(analysis, scope, stepped.loop)
+                         or _overrides_the_followed(analysis, scope, stepped)):
         return True
     if receiver in stepped.names:
         return followed
@@ -246,6 +247,28 @@ def _runs_apart(analysis, scope: ast.AST | None, loop: ast.AST | None) -> bool:
             sites.append(call)
     return bool(sites) and all(
         analysis.function_of(site) is None and not index.is_inside(site, loop) for site in sites)
+
+
+def _overrides_the_followed(analysis, scope: ast.AST | None, stepped: _Stepped) -> bool:
+    """Whether ``scope`` and a method the analysis followed to the finding are one method of
+    two classes, one derived from the other, so that an object runs only one of them
+    (``Peer.train`` beside ``Binary.train``, unless one calls the other through ``super()``):
+    the subclass's objects are judged on their own."""
+    index, owner = analysis.index, stepped.owner
+    holder = index.parents.get(id(scope)) if scope is not None else None
+    if owner is None or type(holder) is not ast.ClassDef or holder is owner or (
+            holder.name not in index.subclasses(owner.name)
+            and owner.name not in index.subclasses(holder.name)):
+        return False
+    followed = index.class_method(owner.name, scope.name)  # `scope` itself where inherited
+    return followed not in (None, scope) and id(followed) in stepped.weighed and not any(
+        _calls_super(method, scope.name) for method in (followed, scope))
+
+
+def _calls_super(method: ast.AST, name: str) -> bool:
+    return any(type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr == name
+               and type(n.func.value) is ast.Call and syntax.callee_name(n.func.value) == "super"
+               for n in syntax.walk(method))
 
 
 def _class_of(analysis, node: ast.AST) -> ast.ClassDef | None:

@@ -453,3 +453,45 @@ def test_a_projects_own_optimizer_class_in_a_torch_program_keeps_the_evidence() 
     source = "import torch\n" + COURSE_FRAMEWORK.replace(
         "from mytorch.optim.adam import Adam", "from optimizer import Adam")
     assert forms(source) == [("GC002", "stale")]
+
+
+CLASSIFIERS = '''\
+import torch
+from torch import nn
+
+
+class Classifier:
+    def __init__(self, model, lr=1e-3):
+        self.model = model
+        self.optimizer = torch.optim.Adam(model.parameters(), lr)
+
+    def train(self, x, y):
+        loss = nn.functional.mse_loss(self.model(x), y)
+        {base_reset}
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+
+    def fit(self, batches):
+        for x, y in batches:
+            self.train(x, y)
+
+
+class PeerClassifier(Classifier):
+    def train(self, x, y):
+        loss = nn.functional.mse_loss(self.model(x), y) - 0.1 * self.model(x).var()
+        {peer_reset}
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+'''
+
+
+def test_a_reset_in_an_override_runs_only_for_the_other_classs_objects() -> None:
+    # Each class's `train` is the whole update for its own objects: the subclass's reset
+    # never runs for a plain Classifier, nor the base's for a PeerClassifier.
+    reset = "self.optimizer.zero_grad()"
+    assert forms(CLASSIFIERS.format(base_reset="", peer_reset=reset)) == [("GC002", "stale")]
+    assert forms(CLASSIFIERS.format(base_reset=reset, peer_reset="")) == [("GC002", "stale")]
+    assert forms(CLASSIFIERS.format(base_reset=reset, peer_reset=reset)) == []
+

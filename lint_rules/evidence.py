@@ -75,7 +75,7 @@ def _built_by_a_callable_handed_in(analysis, assign: ast.Assign) -> bool:
     params = set(syntax.parameter_names(scope.args)) if isinstance(scope, syntax.FUNCTIONS) and \
         type(scope) is not ast.Lambda else set()
     if type(func) is ast.Name:
-        return func.id in params and not _defaults_to_a_torch_optimizer(scope, func.id)
+        return func.id in params and not _defaults_to_a_torch_optimizer(analysis, scope, func.id)
     if type(func) is not ast.Attribute or type(func.value) is not ast.Name \
             or func.value.id != "self":
         return False
@@ -88,15 +88,16 @@ def _built_by_a_callable_handed_in(analysis, assign: ast.Assign) -> bool:
         for cls in classes for item in cls.body)
 
 
-def _defaults_to_a_torch_optimizer(function: ast.AST, name: str) -> bool:
+def _defaults_to_a_torch_optimizer(analysis, function: ast.AST, name: str) -> bool:
     """``def training(..., opt_func=torch.optim.Adam)``: the parameter's default is one of
-    torch's optimizer classes, the class the function is written for."""
+    torch's optimizer classes, the class the function is written for (not an exercise's own
+    `Adam` imported from its package)."""
     args = function.args
     positional = [*args.posonlyargs, *args.args]
     pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
     pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-    return any(arg.arg == name and names_an_optimizer_class(dotted(default) or "")
-               for arg, default in pairs)
+    return any(arg.arg == name and names_an_optimizer_class(spelled := dotted(default) or "")
+               and not analysis.index.class_from_elsewhere(spelled) for arg, default in pairs)
 
 
 def _classes_up(analysis, cls: ast.ClassDef) -> list[ast.ClassDef]:

@@ -741,9 +741,15 @@ class ModuleIndex(ImportedCode):
         optimizer (``from mytorch.optim import Adam``, a course's own NumPy optimizer): its
         ``step()`` is its own. The project's module says so where it is read (a class derived
         from none); where it is not, a file that imports nothing of PyTorch's does."""
-        spelled = self._built_by_spelled.get(key, "")
+        return key in self.built_by_class and \
+            self.class_from_elsewhere(self._built_by_spelled.get(key, ""))
+
+    def class_from_elsewhere(self, spelled: str) -> bool:
+        """Whether the optimizer's class name ``spelled`` is imported from neither torch nor
+        a library of torch optimizers, for a class that is no torch optimizer (see
+        ``built_by_a_class_from_elsewhere``)."""
         head = spelled.partition(".")[0]
-        if key not in self.built_by_class or head not in self.imports:
+        if head not in self.imports:
             return False
         module, _, level = self.imports[head]
         if not level and module.partition(".")[0] in TORCH_OPTIMIZER_PACKAGES:

@@ -495,3 +495,34 @@ def test_a_reset_in_an_override_runs_only_for_the_other_classs_objects() -> None
     assert forms(CLASSIFIERS.format(base_reset=reset, peer_reset="")) == [("GC002", "stale")]
     assert forms(CLASSIFIERS.format(base_reset=reset, peer_reset=reset)) == []
 
+
+
+EXERCISE_SOLVER = '''\
+import numpy as np
+
+from exercise_code.networks.optimizer import Adam
+
+
+class Solver:
+    def __init__(self, model, loader, optimizer=Adam, learning_rate=1e-3):
+        self.model = model
+        self.loader = loader
+        self.opt = optimizer(model, learning_rate)
+
+    def train(self, epochs=10):
+        for _ in range(epochs):
+            for x, y in self.loader:
+                loss = self.model.loss(self.model.forward(x), y)
+                self.opt.backward(loss)
+                self.opt.step()
+'''
+
+
+def test_a_callable_handed_in_that_defaults_to_an_exercises_own_adam_is_unproven() -> None:
+    # the default names `Adam`, but the exercise's NumPy one: its model assigns gradients
+    assert forms(EXERCISE_SOLVER) == []
+    assert forms(EXERCISE_SOLVER, preview=True) == [("GC002", "unproven")]
+    torch_default = EXERCISE_SOLVER.replace(
+        "from exercise_code.networks.optimizer import Adam", "from torch.optim import Adam")
+    assert forms(torch_default.replace("self.opt.backward(loss)", "loss.backward()")) == \
+        [("GC002", "stale")]

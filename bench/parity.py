@@ -24,12 +24,11 @@ import argparse
 import contextlib
 import functools
 import platform
-import statistics
 import sys
-import time
 
 import numpy as np
 
+import engine  # bench/engine.py: the one step timer of the engine's benchmarks
 from gradcheck.runtime import check_parity
 from gradcheck.runtime.devices import RefDevice, TorchDevice
 
@@ -196,14 +195,7 @@ def time_step(lib, device, sizes, batch, repeat, sync):
         opt.step()
         sync()
 
-    for _ in range(3):
-        step()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return engine.time_step(step, repeat, warmup=3)["median_ms"] / 1e3
 
 
 def timing_rows(repeat):

@@ -26,9 +26,9 @@ import functools
 import platform
 import sys
 
+import engine  # bench/engine.py: the one step timer of the engine's benchmarks
 import numpy as np
 
-import engine  # bench/engine.py: the one step timer of the engine's benchmarks
 from gradcheck.runtime import check_parity
 from gradcheck.runtime.devices import RefDevice, TorchDevice
 

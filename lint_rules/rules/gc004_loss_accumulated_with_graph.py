@@ -34,6 +34,8 @@ class LossAccumulatedWithGraph(Rule):
     returned by a helper that backpropagated it counts as the loss at its call.
 
     ## Precision
+    On the file-level part `test20` (126 training files of 85 repositories, scored at
+    16bcb42): `sum` 1 real bug; `append` (with `--preview`) 2 real bugs; no false alarm.
     On the sixteenth to eighteenth held-out parts (`test16` to `test18`, 331 repositories,
     scored once at 78c63a9): `sum` and `method` 81 real bugs and no false alarm (58 of them
     one line repeated across the scripts of three repositories).

@@ -38,6 +38,10 @@ class Bindings:
         for entries in self._at.values():
             entries.sort(key=lambda entry: entry[0])
 
+    def of(self, name: str) -> list[ast.AST]:
+        """Every statement of this scope that binds ``name``, in source order."""
+        return [node for _, node in self._at.get(name, ())]
+
     def reaching(self, name: str, use: ast.AST) -> ast.AST | None:
         """The statement whose binding of ``name`` the code at ``use`` sees; None for a
         parameter, a global or anything bound before this scope."""

@@ -595,15 +595,20 @@ class Effects:
         own = [g for g in guards if g not in self._conditions]
         return bool(own) and any(self._inner_conditions())
 
+    def _scope_bindings(self, scope: ast.AST) -> Bindings:
+        """What ``scope`` binds to each name, worked out once per scope."""
+        bindings = self._bindings.get(id(scope))
+        if bindings is None:
+            bindings = self._bindings[id(scope)] = Bindings(scope, self.index.parents)
+        return bindings
+
     def _note_reach(self, event: ev.Event, call: ast.Call) -> None:
         """Which models this backward pass is known to go through (``reach.py``)."""
         models = self.index.model_keys()
         if not models:
             return
         scope = self._frames[-1] if self._frames else self.index.tree
-        bindings = self._bindings.get(id(scope))
-        if bindings is None:
-            bindings = self._bindings[id(scope)] = Bindings(scope, self.index.parents)
+        bindings = self._scope_bindings(scope)
         own = lambda c: self.index.resolve(c, self._class[-1], {})
         found = models_feeding(call, scope, models, self.index.parents, bindings, own, self._switches)
         if found:

@@ -14,6 +14,7 @@ import ast
 
 from lint_rules import events as ev
 from lint_rules import rebinding, syntax
+from lint_rules.bindings import Bindings
 from lint_rules.compound import Compound, Flow, join_flows
 from lint_rules.effects import Effects, Issue
 from lint_rules.finding import AnalysisIncomplete
@@ -264,7 +265,8 @@ class Interpreter(Compound, Effects):
             known = _grad_mode_test(stmt.test, self._grad_off == 0)
         if known is None and self._frames:
             # `if (i + 1) % accumulate == 0:` with `accumulate = 1` in this function: every time
-            known = _modulo_by_one(stmt.test, self._frames[-1])
+            known = _modulo_by_one(stmt.test, self._frames[-1],
+                                   self._scope_bindings(self._frames[-1]))
         if known is not None:  # `if do_zero_grad:` with do_zero_grad=False at this call
             branch = syntax.body_of(stmt) if known else syntax.orelse_of(stmt)
             first_only = self._first_only_branch(stmt.test, known)
@@ -687,9 +689,10 @@ _TRY_TYPES = frozenset(syntax.TRIES)
 _ASSIGNMENTS = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign})
 
 
-def _modulo_by_one(test: ast.AST, function: ast.AST) -> bool | None:
+def _modulo_by_one(test: ast.AST, function: ast.AST, bindings: Bindings) -> bool | None:
     """True for ``x % k == 0`` (False for ``!= 0``) where ``k`` is 1, written so or bound to
-    1 once in ``function`` and nowhere else there; None for any other test."""
+    1 once in ``function`` (``bindings``, its own) and nowhere else there; None for any
+    other test."""
     if type(test) is not ast.Compare or len(test.ops) != 1 or \
             type(test.ops[0]) not in (ast.Eq, ast.NotEq) or syntax.constant(test.comparators[0]) != 0:
         return None
@@ -698,12 +701,11 @@ def _modulo_by_one(test: ast.AST, function: ast.AST) -> bool | None:
         return None
     modulus = left.right
     if type(modulus) is ast.Name:
-        bindings = [n for n in syntax.walk(function) for t in syntax.assignment_targets(n)
-                    if modulus.id in syntax.stored_names(t)]
-        if len(bindings) != 1 or type(bindings[0]) is not ast.Assign or \
+        bound = bindings.of(modulus.id)
+        if len(bound) != 1 or type(bound[0]) is not ast.Assign or \
                 modulus.id in syntax.parameter_names(function.args):
             return None
-        modulus = bindings[0].value
+        modulus = bound[0].value
     value = syntax.constant(modulus)
     if type(value) is not int or value != 1:
         return None

@@ -9,7 +9,7 @@ import builtins
 import numpy as np
 
 from gradcheck.ref import dtypes as dt
-from gradcheck.ref.devices import module_of
+from gradcheck.ref.devices import is_cupy, module_of
 from gradcheck.ref.dispatch import apply
 from gradcheck.ref.tensors import Tensor, _dim, _make
 
@@ -86,8 +86,7 @@ def _shape_args(args) -> tuple:
 
 
 def is_basic_index(index) -> bool:
-    return not builtins.any(isinstance(i, np.ndarray) or type(i).__module__.startswith("cupy")
-                   for i in index)
+    return not builtins.any(isinstance(i, np.ndarray) or is_cupy(i) for i in index)
 
 
 def _is_int(i) -> bool:

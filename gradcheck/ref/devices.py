@@ -89,9 +89,14 @@ def array_module(dev: device):
     return _cupy()
 
 
+def is_cupy(value) -> bool:
+    """Whether ``value`` is a CuPy array (or scalar), told without importing CuPy."""
+    return type(value).__module__.startswith("cupy")
+
+
 def module_of(array):
     """The array library that owns ``array`` (numpy unless it is a CuPy array)."""
-    if type(array).__module__.startswith("cupy"):
+    if is_cupy(array):
         import cupy
 
         return cupy
@@ -101,13 +106,13 @@ def module_of(array):
 def as_array(value, dtype=None):
     """``value`` as an array of its own library: a CuPy array stays one (``np.asarray`` of it
     raises), anything else goes through ``np.asarray`` (a numpy scalar becomes a 0-d array)."""
-    if type(value).__module__.startswith("cupy"):
+    if is_cupy(value):
         return value if dtype is None else value.astype(dtype, copy=False)
     return np.asarray(value, dtype=dtype)
 
 
 def device_of(array) -> device:
-    if type(array).__module__.startswith("cupy"):
+    if is_cupy(array):
         return device("cuda", int(array.device.id))
     return CPU
 

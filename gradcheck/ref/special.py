@@ -13,12 +13,14 @@ import math
 
 import numpy as np
 
+from gradcheck.ref.devices import is_cupy
+
 _ERF = []
 
 
 def erf(a):
     """The error function, elementwise, in ``a``'s dtype."""
-    if type(a).__module__.startswith("cupy"):  # a cuda tensor's array: CuPy's own kernel
+    if is_cupy(a):  # a cuda tensor's array: CuPy's own kernel
         from cupyx.scipy.special import erf as cupy_erf
 
         return cupy_erf(a).astype(a.dtype if a.dtype.kind == "f" else np.float32, copy=False)

@@ -2,6 +2,8 @@
 rule examples do not already show (the golden fixtures in fixtures/lint hold the bulk)."""
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 from lint_rules.testing import program_findings
@@ -361,8 +363,8 @@ def test_a_running_average_of_the_loss_keeps_it_unless_read_as_a_number() -> Non
 def test_a_prefix_of_bare_steps_stays_a_prefix_only_while_its_bound_holds_still() -> None:
     # resuming: the epochs before `start` only catch the schedule up, and come before every
     # epoch that trains, so none of their steps can meet a training epoch's gradients
-    body = """
-        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    built = "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    epochs = textwrap.dedent("""
         for epoch in range(epochs):
             if epoch < start:
                 for _ in range(len(loader)):
@@ -372,24 +374,12 @@ def test_a_prefix_of_bare_steps_stays_a_prefix_only_while_its_bound_holds_still(
                 opt.zero_grad()
                 model(x).sum().backward()
                 opt.step()
-    """
-    assert program_findings(body) == []
+    """).lstrip("\n")
+    assert program_findings(built + epochs) == []
     # the bound moves inside the loop: bare steps may follow an epoch that trained
-    moved = body.rstrip() + "\n            start = epoch + 2\n"
+    moved = built + epochs + "    start = epoch + 2\n"
     assert program_findings(moved) == [(7, "GC002")]
     # a later run starts its epochs over: its catching-up steps come after the last run's
     # training, whose final gradients no reset cleared
-    nested = """
-        opt = torch.optim.SGD(model.parameters(), lr=0.1)
-        for run in range(runs):
-            for epoch in range(epochs):
-                if epoch < start:
-                    for _ in range(len(loader)):
-                        opt.step()
-                    continue
-                for x, y in loader:
-                    opt.zero_grad()
-                    model(x).sum().backward()
-                    opt.step()
-    """
-    assert program_findings(nested) == [(8, "GC002")]
+    runs = built + "for run in range(runs):\n" + textwrap.indent(epochs, "    ")
+    assert program_findings(runs) == [(8, "GC002")]

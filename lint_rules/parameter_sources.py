@@ -92,13 +92,23 @@ def _through_name(name: str, scope: ast.AST, depth: int) -> Models:
     return _union(values, scope, depth - 1) if values else None
 
 
-def _values_given(name: str, scope: ast.AST):
+def _values_given(name: str, scope: ast.AST) -> list[ast.AST]:
+    return syntax.memoised("values given", scope, _values_by_name).get(name, [])
+
+
+def _values_by_name(scope: ast.AST) -> dict[str, list[ast.AST]]:
+    """Every value ``scope`` binds to a plain name, adds to it, or appends to it, by name
+    (one walk of the scope, however many names are asked about)."""
+    given: dict[str, list[ast.AST]] = {}
     for node in syntax.walk(scope):
         kind = type(node)
-        if kind is ast.Assign and any(type(t) is ast.Name and t.id == name for t in node.targets):
-            yield node.value
-        elif kind is ast.AugAssign and type(node.target) is ast.Name and node.target.id == name:
-            yield node.value
+        if kind is ast.Assign:
+            for target in node.targets:
+                if type(target) is ast.Name:
+                    given.setdefault(target.id, []).append(node.value)
+        elif kind is ast.AugAssign and type(node.target) is ast.Name:
+            given.setdefault(node.target.id, []).append(node.value)
         elif kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in _GROWING \
-                and type(node.func.value) is ast.Name and node.func.value.id == name:
-            yield from node.args
+                and type(node.func.value) is ast.Name:
+            given.setdefault(node.func.value.id, []).extend(node.args)
+    return given

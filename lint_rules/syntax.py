@@ -27,6 +27,7 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 _CHILDREN: dict[int, tuple[ast.AST, list[ast.AST]]] = {}
 _MAY_JUMP: dict[int, tuple[ast.AST, bool]] = {}
 _BOUND: dict[int, tuple[ast.AST, frozenset[str]]] = {}
+_MEMO: dict[tuple[str, int], tuple[ast.AST, object]] = {}
 
 
 def _fields_of(kind: type) -> tuple[str, ...]:
@@ -79,6 +80,18 @@ def forget_trees() -> None:
     _CHILDREN.clear()
     _MAY_JUMP.clear()
     _BOUND.clear()
+    _MEMO.clear()
+
+
+def memoised(kind: str, node: ast.AST, compute):
+    """``compute(node)``, computed once per node and ``kind`` until ``forget_trees()``."""
+    key = (kind, id(node))
+    cached = _MEMO.get(key)
+    if cached is not None and cached[0] is node:
+        return cached[1]
+    value = compute(node)
+    _MEMO[key] = (node, value)
+    return value
 
 
 def walk(node: ast.AST) -> Iterator[ast.AST]:

@@ -31,6 +31,8 @@ distillation, pruning, quantisation and architecture-search code; ``test9`` the 
 so on to ``test13``. ``test14`` and ``test15`` are file-level parts (``files.py``);
 ``test16`` to ``test18`` are whole-repository parts again, chosen at once from separate
 families, and ``test19`` a small one (the session's last fetches) scored after them.
+``test22`` is a whole-repository part of vision code (classification, detection,
+segmentation, restoration, video, 3-D, GANs, VAEs, diffusion), built beside two others.
 """
 from __future__ import annotations
 
@@ -43,10 +45,11 @@ REPOS = HERE / "repos.csv"
 FIELDS = ["repository", "commit", "part", "category", "origin"]
 PARTS = ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8",
          "test9", "test10", "test11", "test12", "test13", "test16", "test17", "test18",
-         "test19")
+         "test19", "test22")
 # Every row of these parts is held out; the hash rule does not apply to them.
 HELD_OUT_WHOLE = ("test2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
-                  "test10", "test11", "test12", "test13", "test16", "test17", "test18", "test19")
+                  "test10", "test11", "test12", "test13", "test16", "test17", "test18", "test19",
+                  "test22")
 ORIGINS = ("tuning", "added")
 TEST_BELOW = 160
 

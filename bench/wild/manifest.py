@@ -31,6 +31,9 @@ distillation, pruning, quantisation and architecture-search code; ``test9`` the 
 so on to ``test13``. ``test14`` and ``test15`` are file-level parts (``files.py``);
 ``test16`` to ``test18`` are whole-repository parts again, chosen at once from separate
 families, and ``test19`` a small one (the session's last fetches) scored after them.
+``test23`` is a whole-repository part on the same terms, built beside two others from separate
+families (reinforcement learning, graph, recommender, time-series, tabular, federated,
+meta- and continual learning, scientific ML, adversarial robustness and Bayesian code).
 """
 from __future__ import annotations
 
@@ -43,10 +46,11 @@ REPOS = HERE / "repos.csv"
 FIELDS = ["repository", "commit", "part", "category", "origin"]
 PARTS = ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8",
          "test9", "test10", "test11", "test12", "test13", "test16", "test17", "test18",
-         "test19")
+         "test19", "test23")
 # Every row of these parts is held out; the hash rule does not apply to them.
 HELD_OUT_WHOLE = ("test2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
-                  "test10", "test11", "test12", "test13", "test16", "test17", "test18", "test19")
+                  "test10", "test11", "test12", "test13", "test16", "test17", "test18", "test19",
+                  "test23")
 ORIGINS = ("tuning", "added")
 TEST_BELOW = 160
 

@@ -99,12 +99,12 @@ def _keeping_positions(cls: ast.ClassDef, method: str) -> tuple[int, ...]:
     for item in cls.body:
         if isinstance(item, syntax.FUNCTIONS) and item.name == method:
             params = [a.arg for a in item.args.args][1:]
-            kept = {n.id for node in ast.walk(item)
+            kept = {n.id for node in syntax.walk(item)
                     if type(node) is ast.AugAssign and type(node.op) is ast.Add
                     and (ev.dotted(node.target) or "").startswith("self.")
                     for n in _value_names(node.value)}
             # `value = float(value)` first: what is added is no longer what was passed
-            rebound = {name for node in ast.walk(item) if type(node) is ast.Assign
+            rebound = {name for node in syntax.walk(item) if type(node) is ast.Assign
                        for target in node.targets for name in syntax.stored_names(target)}
             return tuple(i for i, p in enumerate(params) if p in kept - rebound)
     return ()
@@ -273,7 +273,7 @@ class _Unit:
                            if type(binding) is ast.Assign]
         return any(type(n) is ast.BinOp and type(n.op) is ast.Div
                    or type(n) is ast.Call and syntax.callee_name(n) in ("div", "div_")
-                   for value in values for n in ast.walk(value))
+                   for value in values for n in syntax.walk(value))
 
     def _backward_of(self, hits: list[ast.Name], at: ast.AST) -> ast.Call | None:
         for name in hits:
@@ -312,7 +312,7 @@ class _Unit:
                       if type(node) is ast.Call and ev.is_backward_call(node)]
             losses += [binding.value for binding, _ in self.losses if type(binding) is ast.Assign]
             self._backprop_names = {n.id for loss in losses if loss is not None
-                                    for n in ast.walk(loss) if type(n) is ast.Name}
+                                    for n in syntax.walk(loss) if type(n) is ast.Name}
         return self._backprop_names
 
     def _first_iteration_only(self, loop: ast.AST, node: ast.AST) -> bool:
@@ -374,7 +374,7 @@ class _Unit:
 
     def _loss_hits(self, value: ast.AST, at: ast.AST) -> list[ast.Name]:
         """Names in ``value`` that may hold a loss at ``at`` (see :meth:`_loss_at`)."""
-        indexed = {id(n.value) for n in ast.walk(value) if type(n) is ast.Subscript}
+        indexed = {id(n.value) for n in syntax.walk(value) if type(n) is ast.Subscript}
         return [name for name in _value_names(value, containers=True)
                 if self._loss_at(name.id, at) is not None
                 and not (id(name) in indexed and self._entries_replaced(name.id, at))]
@@ -435,7 +435,7 @@ class _Unit:
             and type(node.func) is ast.Attribute and type(node.func.value) is ast.Subscript
             and type(node.func.value.slice) is ast.Name and node.func.value.slice.id in names
             and self._holds_optimizers(ev.dotted(node.func.value.value))
-            for node in ast.walk(loop))
+            for node in syntax.walk(loop))
 
     def _holds_optimizers(self, key: str | None) -> bool:
         index = self.analysis.index
@@ -453,7 +453,7 @@ class _Unit:
         """Whether the loop binds the total (or clears the list) again somewhere other than
         at ``site``: then what it keeps lasts a window, not the whole run."""
         key = ev.dotted(target)
-        for node in ast.walk(loop):
+        for node in syntax.walk(loop):
             if node is site:
                 continue
             if type(node) in (ast.Assign, ast.AnnAssign):

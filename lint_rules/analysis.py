@@ -110,7 +110,8 @@ def analyse(tree: ast.Module, text: SourceText, project=None, path: str | None =
                 issues.setdefault(key, (issue, interpreter.zeroed_in_loop))
     for issue, zeroed in _one_per_cause(issues.values()):
         if issue.code == "GC001":
-            analysis.gc001.append(issue)
+            if not _remainder_stepped(analysis, issue):
+                analysis.gc001.append(issue)
             continue
         if _reset_by_another_method(analysis.index, issue):
             continue
@@ -202,6 +203,39 @@ def _matched_windows(issue: Issue, counter_zeroed: dict[int, set[str]]) -> bool:
         return False
     zeroed = counter_zeroed.get(id(issue.loops[-1]), set())
     return ev.ALL in zeroed or issue.optimizer in zeroed
+
+
+def _remainder_stepped(analysis: Analysis, issue: Issue) -> bool:
+    """A reset once before an accumulation loop whose windows close inside the loop under a
+    counter test (``(i + 1) % k == 0``) and, after it, with a step of the micro-batches left
+    over (``if len(loader) % k != 0: step()``). Whether the two tests cover every batch is
+    modular arithmetic the analysis does not do; the tail step shows the remainder was
+    handled, so the gradients the reset would drop are unknown, hence benign."""
+    if not issue.loop_carried:
+        return False
+    zero = analysis.statement_of(issue.at.node)
+    scope = analysis.function_of(zero) or analysis.tree
+    is_optimizer = analysis.index.is_optimizer
+    steps = [node for node in syntax.walk(scope) if type(node) is ast.Call
+             and (ev.step_target(node, is_optimizer) or ("",))[0] == issue.optimizer]
+    for loop in syntax.walk(scope):
+        if not isinstance(loop, syntax.LOOPS) or loop.lineno <= zero.end_lineno:
+            continue
+        inside = [s for s in steps if loop.lineno <= s.lineno <= loop.end_lineno]
+        if any(_under_counter_test(analysis, s, loop) for s in inside) and \
+                any(s.lineno > loop.end_lineno for s in steps):
+            return True
+    return False
+
+
+def _under_counter_test(analysis: Analysis, node: ast.AST, loop: ast.AST) -> bool:
+    node = analysis.index.parents.get(id(node))
+    while node is not None and node is not loop:
+        if type(node) is ast.If and (syntax.has_modulo(node.test) or not analysis.index.counter_flags()
+                                     .isdisjoint(syntax.names_in(node.test))):
+            return True
+        node = analysis.index.parents.get(id(node))
+    return False
 
 
 def _reset_by_another_method(index: ModuleIndex, issue: Issue) -> bool:

@@ -117,11 +117,13 @@ _BINDERS = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.Asy
 
 def own_nodes(unit: ast.AST):
     """Nodes of ``unit`` that are not inside a nested function or class."""
-    stack = [s for s in getattr(unit, "body", []) if not isinstance(s, syntax.SCOPES)]
+    scopes, children = syntax.SCOPES, syntax.children
+    stack = [s for s in getattr(unit, "body", []) if not isinstance(s, scopes)]
+    pop, extend = stack.pop, stack.extend
     while stack:
-        node = stack.pop()
+        node = pop()
         yield node
-        stack.extend(c for c in syntax.children(node) if not isinstance(c, syntax.SCOPES))
+        extend([c for c in children(node) if not isinstance(c, scopes)])
 
 
 def _bound_here(node: ast.AST) -> set[str]:

@@ -164,7 +164,7 @@ def resets_the_stepped_optimizer(analysis: Analysis, issue: Issue) -> bool:
 
 def _resets(tree: ast.AST):
     """Every statement or call in ``tree`` that may clear or replace gradients."""
-    for node in ast.walk(tree):
+    for node in syntax.walk(tree):
         kind = type(node)
         if kind is ast.Call:
             name = syntax.callee_name(node)
@@ -334,7 +334,7 @@ def _between(analysis, first: ast.AST, last: ast.AST):
     scope = analysis.function_of(first) or analysis.tree
     start = (first.end_lineno, first.end_col_offset)
     stop = (last.lineno, last.col_offset)
-    for node in ast.walk(scope):
+    for node in syntax.walk(scope):
         at = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
         if start <= at < stop:
             yield node

@@ -30,6 +30,7 @@ from lint_rules.states import (
     forget,
     initial_state,
     join,
+    merge_facts,
 )
 from lint_rules.summaries import FunctionNode, ModuleIndex
 
@@ -83,6 +84,8 @@ class Interpreter(Compound, Effects):
         self._loop_assigned: dict[int, set[str]] = {}
         self._if_nodes: dict[int, ast.If] = {}  # the `if` statements met, by id
         self._counters: dict[str, bool] = {}  # loop counter -> whether this is the first pass
+        # (test, loop, truth): once the test takes this truth, it keeps it on every later pass
+        self._settled: set[tuple] = set()
         self._first_only = 0  # inside branches that run on a loop's first iteration alone
         self._step_kinds: dict[tuple, set[str]] = {}  # (step, optimizer) -> kinds of facts met
         self._grad_off = 0  # `with torch.no_grad():` blocks around the code walked now
@@ -276,6 +279,7 @@ class Interpreter(Compound, Effects):
             finally:
                 self._first_only -= first_only
         _, key, value = self._canonical(test, value)
+        self._note_settled(test, key)
         parts = self._reduced(test)[0]
         modulo = syntax.has_modulo(stmt.test) or not self.index.counter_flags().isdisjoint(key[1]) \
             or self._periodic(stmt, key[1])
@@ -302,6 +306,16 @@ class Interpreter(Compound, Effects):
             # it runs once, so no later pass can take the other way.
             flow = _forgotten(flow, key)
         return flow
+
+    def _note_settled(self, test: ast.AST, key: TestKey) -> None:
+        """``if epoch < args.start_epoch: ...; continue`` in ``for epoch in range(n):`` runs
+        on a prefix of the passes: once a pass goes the other way, no later one comes back."""
+        for loop in reversed(self._loops):
+            counter = syntax.ascending_counter(loop)
+            truth = None if counter is None else syntax.settled_truth(test, counter)
+            if truth is not None and _unchanged_in(test, counter, loop):
+                self._settled.add((key, id(loop), self._canonical(test, truth)[2]))
+                return
 
     def _periodic(self, stmt: ast.If, names: frozenset[str]) -> bool:
         """A comparison with what the guarded block itself sets again, such as ``if
@@ -388,15 +402,15 @@ class Interpreter(Compound, Effects):
         no: State = {}
         for assumptions, facts in state.items():
             if (key, value) in assumptions:
-                yes[assumptions] = facts
+                _add_world(yes, assumptions, facts)
             elif (key, not value) in assumptions:
-                no[assumptions] = facts
+                _add_world(no, assumptions, facts)
             else:
                 # `if k > 1:` after `if k == 1:` held: only the branch the bounds allow
                 if self._possible(assumptions, key, value):
-                    yes[assumptions | {(key, value)}] = facts
+                    _add_world(yes, assumptions | {(key, value)}, facts)
                 if self._possible(assumptions, key, not value):
-                    no[assumptions | {(key, not value)}] = facts
+                    _add_world(no, assumptions | {(key, not value)}, facts)
         if len(yes) + len(no) > self.max_worlds:
             yes, no = compact(yes), compact(no)
         if len(yes) + len(no) > self.max_worlds:
@@ -427,8 +441,12 @@ class Interpreter(Compound, Effects):
             assigned = self._loop_assigned[id(node)] = syntax.bound_names(node) - _self_aliases(node)
         unstable = self._unstable
 
+        settled = self._settled
+
         def varies(assumption) -> bool:
             test = assumption[0]
+            if (test, id(node), assumption[1]) in settled:
+                return False
             return test in unstable or not assigned.isdisjoint(test[1])
 
         self._loops.append(node)
@@ -687,6 +705,21 @@ _FOR_TYPES = frozenset(syntax.FOR_LOOPS)
 _WITH_TYPES = frozenset(syntax.WITHS)
 _TRY_TYPES = frozenset(syntax.TRIES)
 _ASSIGNMENTS = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign})
+
+
+def _add_world(state: State, assumptions: frozenset, facts) -> None:
+    # A world that already assumed the test and one that learns it now become one world.
+    state[assumptions] = merge_facts(state[assumptions], facts) if assumptions in state else facts
+
+
+def _unchanged_in(test: ast.AST, counter: str, loop: ast.AST) -> bool:
+    """Whether nothing in ``loop`` rebinds what ``test`` compares its counter with."""
+    read = syntax.paths_in(test) - {counter}
+    if not syntax.names_in(test).isdisjoint(syntax.bound_names(loop) - {counter}):
+        return False
+    written = {syntax.written_path(t) for n in syntax.walk(loop) for t in syntax.assignment_targets(n)
+               if type(t) in (ast.Attribute, ast.Subscript)}
+    return not any(w is None or syntax.related_paths(w, r) for w in written for r in read)
 
 
 def _modulo_by_one(test: ast.AST, function: ast.AST, bindings: Bindings) -> bool | None:

@@ -84,10 +84,13 @@ def forget_trees() -> None:
 def walk(node: ast.AST) -> Iterator[ast.AST]:
     """``node`` and every node below it (any order)."""
     stack = [node]
+    pop, extend, memo = stack.pop, stack.extend, _CHILDREN.get
     while stack:
-        current = stack.pop()
+        current = pop()
         yield current
-        stack.extend(children(current))
+        # the memo inline: this loop runs for every node the analysis visits
+        cached = memo(id(current))
+        extend(cached[1] if cached is not None and cached[0] is current else children(current))
 
 
 def body_of(stmt: ast.AST) -> list[Statement]:
@@ -187,6 +190,14 @@ def _path(node: ast.AST) -> str | None:
         base = _path(node.value)
         return None if base is None else f"{base}.{node.attr}"
     return None
+
+
+def written_path(target: ast.AST) -> str | None:
+    """The dotted path an assignment target writes into: ``a.b`` for ``a.b = v`` and for
+    ``a.b[i] = v``; None where it is not a path (``f().x = v``)."""
+    while type(target) is ast.Subscript:
+        target = target.value
+    return _path(target)
 
 
 def related_paths(a: str, b: str) -> bool:
@@ -397,3 +408,46 @@ def first_iteration_test(test: ast.AST, counter: str, first: bool | None = None)
 
 
 _ZERO_TESTS = {ast.Eq: True, ast.NotEq: False, ast.Gt: False, ast.LtE: True}
+
+def ascending_counter(loop: ast.AST) -> str | None:
+    """The name a ``for`` loop counts up with: ``i`` of ``range(...)`` (no step, or a
+    positive literal one), ``trange(...)``, ``tqdm(range(...))`` or ``enumerate(...)``."""
+    if not isinstance(loop, FOR_LOOPS) or type(loop.iter) is not ast.Call:
+        return None
+    it, target = loop.iter, loop.target
+    name = callee_name(it)
+    if name in ("tqdm", "tqdm.tqdm") and it.args and type(it.args[0]) is ast.Call:
+        it, name = it.args[0], callee_name(it.args[0])
+    if name == "enumerate" and type(target) is ast.Tuple and target.elts:
+        target = target.elts[0]
+    elif name not in ("range", "trange") or len(it.args) == 3 and not (
+            type(step := constant(it.args[2])) is int and step > 0):
+        return None
+    return target.id if type(target) is ast.Name else None
+
+
+def settled_truth(test: ast.AST, counter: str) -> bool | None:
+    """For a test that compares an ascending counter with something else, the truth that
+    holds on every later iteration once it holds: False for ``epoch < start`` (a prefix of
+    the loop), True for ``epoch >= warmup``; None for any other test.
+
+    >>> settled_truth(ast.parse("not epoch < start", mode="eval").body, "epoch")
+    True
+    """
+    negated = False
+    while is_not(test):
+        test, negated = test.operand, not negated
+    if type(test) is not ast.Compare or len(test.ops) != 1:
+        return None
+    left, right, op = test.left, test.comparators[0], type(test.ops[0])
+    if type(right) is ast.Name and right.id == counter:
+        left, right, op = right, left, _MIRRORED.get(op)
+    if type(left) is not ast.Name or left.id != counter or counter in names_in(right) \
+            or op not in _RISING_TRUTH:
+        return None
+    return _RISING_TRUTH[op] != negated
+
+
+_MIRRORED = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
+# the truth a comparison `counter OP bound` keeps once the rising counter reaches it
+_RISING_TRUTH = {ast.Lt: False, ast.LtE: False, ast.Gt: True, ast.GtE: True}

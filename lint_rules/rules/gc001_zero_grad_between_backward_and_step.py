@@ -224,6 +224,18 @@ class ZeroGradBetweenBackwardAndStep(Rule):
             "    if torch.isfinite(norm):  # a guard, not a counter: the batch is skipped\n"
             "        optimizer.step()\n"
         ),
+        Valid(
+            "for epoch in range(epochs):\n"
+            "    optimizer.zero_grad()  # once an epoch\n"
+            "    for i, (x, y) in enumerate(loader):\n"
+            "        (criterion(model(x), y) / k).backward()\n"
+            "        if (i + 1) % k == 0:\n"
+            "            optimizer.step()\n"
+            "            optimizer.zero_grad()\n"
+            "    if len(loader) % k != 0:  # the batches left over\n"
+            "        optimizer.step()\n"
+            "        optimizer.zero_grad()\n"
+        ),
     ]
     INVALID: ClassVar[list[Invalid]] = [
         Invalid(

@@ -254,8 +254,32 @@ class MissingZeroGrad(Rule):
             "    model_opt.step()\n"
             "    model_opt.optimizer.zero_grad()\n"
         ),
+        Valid(
+            "for epoch in range(epochs):\n"
+            "    if epoch < start_epoch:  # resuming: catch the schedule up, before any training\n"
+            "        for _ in range(len(loader)):\n"
+            "            optimizer.step()\n"
+            "            scheduler.step()\n"
+            "        continue\n"
+            "    for x, y in loader:\n"
+            "        optimizer.zero_grad()\n"
+            "        criterion(model(x), y).backward()\n"
+            "        optimizer.step()\n"
+        ),
     ]
     INVALID: ClassVar[list[Invalid]] = [
+        Invalid(
+            "for epoch in range(epochs):\n"
+            "    if epoch >= frozen_from:  # after epochs that trained: their gradients again\n"
+            "        for _ in range(len(loader)):\n"
+            "            optimizer.step()\n"
+            "        continue\n"
+            "    for x, y in loader:\n"
+            "        optimizer.zero_grad()\n"
+            "        criterion(model(x), y).backward()\n"
+            "        optimizer.step()\n",
+            (4,),
+        ),
         Invalid(
             "for x, y in loader:\n"
             "    loss = criterion(model(x), y)\n"

@@ -356,3 +356,40 @@ def test_a_running_average_of_the_loss_keeps_it_unless_read_as_a_number() -> Non
     assert program_findings(body.replace("loss * 0.01", "loss.item() * 0.01")) == []
     # a factor that is no number (another tensor) is not a running average of the total
     assert program_findings(body.replace("smooth * 0.99", "smooth * decay")) == []
+
+
+def test_a_prefix_of_bare_steps_stays_a_prefix_only_while_its_bound_holds_still() -> None:
+    # resuming: the epochs before `start` only catch the schedule up, and come before every
+    # epoch that trains, so none of their steps can meet a training epoch's gradients
+    body = """
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for epoch in range(epochs):
+            if epoch < start:
+                for _ in range(len(loader)):
+                    opt.step()
+                continue
+            for x, y in loader:
+                opt.zero_grad()
+                model(x).sum().backward()
+                opt.step()
+    """
+    assert program_findings(body) == []
+    # the bound moves inside the loop: bare steps may follow an epoch that trained
+    moved = body.rstrip() + "\n            start = epoch + 2\n"
+    assert program_findings(moved) == [(7, "GC002")]
+    # a later run starts its epochs over: its catching-up steps come after the last run's
+    # training, whose final gradients no reset cleared
+    nested = """
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for run in range(runs):
+            for epoch in range(epochs):
+                if epoch < start:
+                    for _ in range(len(loader)):
+                        opt.step()
+                    continue
+                for x, y in loader:
+                    opt.zero_grad()
+                    model(x).sum().backward()
+                    opt.step()
+    """
+    assert program_findings(nested) == [(8, "GC002")]

@@ -213,10 +213,42 @@ def _tied_elsewhere(analysis, node: ast.AST, stepped: _Stepped) -> bool:
     if receiver in stepped.names:
         return followed
     if followed and dotted(target) and index.is_optimizer(receiver):
-        return True  # `self.critic.optimizer` beside the actor's: no key, no collection
+        # `self.critic.optimizer` beside the actor's: no key, no collection; unless the two
+        # may be one object under two names
+        return not _may_be_the_stepped(analysis, node, receiver, stepped)
     return receiver in index.optimizers or any(
         receiver in index.models_of(other) for other in index.optimizers - stepped.names) and not any(
         receiver in index.models_of(name) for name in stepped.names)
+
+
+def _may_be_the_stepped(analysis, node: ast.AST, receiver: str, stepped: _Stepped) -> bool:
+    """Whether an attribute reset beside the stepped one may hold the same optimizer: both
+    bound from one name (``self.optimizer_D = optimizer_D`` in a base class,
+    ``self.Discriminator_opt = optimizer_D`` here), or the reset one bound nowhere in this
+    file while its class derives from another, which may bind it to anything."""
+    owner, _, _ = receiver.rpartition(".")
+    siblings = {n for n in stepped.names if n and n.rpartition(".")[0] == owner}
+    if not owner or not siblings:
+        return False
+    sources = _attribute_sources(analysis)
+    if receiver not in sources:
+        cls = _class_of(analysis, node)
+        return cls is not None and bool(cls.bases)
+    handed = lambda key: {v.id for v in sources.get(key, ()) if type(v) is ast.Name}
+    return any(not handed(receiver).isdisjoint(handed(name)) for name in siblings)
+
+
+def _attribute_sources(analysis) -> dict[str, list[ast.AST]]:
+    """What this file assigns to each dotted attribute (``self.opt`` -> its values)."""
+    def index(tree: ast.AST) -> dict[str, list[ast.AST]]:
+        found: dict[str, list[ast.AST]] = {}
+        for n in syntax.walk(tree):
+            if type(n) is ast.Assign:
+                for t in n.targets:
+                    if type(t) is ast.Attribute and (key := dotted(t)):
+                        found.setdefault(key, []).append(n.value)
+        return found
+    return syntax.memoised("attribute sources", analysis.tree, index)
 
 
 def _runs_apart(analysis, scope: ast.AST | None, loop: ast.AST | None) -> bool:

@@ -526,3 +526,86 @@ def test_a_callable_handed_in_that_defaults_to_an_exercises_own_adam_is_unproven
         "from exercise_code.networks.optimizer import Adam", "from torch.optim import Adam")
     assert forms(torch_default.replace("self.opt.backward(loss)", "loss.backward()")) == \
         [("GC002", "stale")]
+
+
+GAN_TRAINER = '''\
+import torch
+import torch.nn.functional as F
+
+
+class BaseTrainer:
+    def __init__(self, model, optimizer_G, optimizer_D):
+        self.model = model
+        self.optimizer_G = optimizer_G
+        self.optimizer_D = optimizer_D
+
+
+class Trainer(BaseTrainer):
+    def __init__(self, model, optimizer_G, optimizer_D, loader):
+        super().__init__(model, optimizer_G, optimizer_D)
+        self.loader = loader
+        self.generator_opt = {generator}
+        self.discriminator_opt = {discriminator}
+
+    def train_epoch(self):
+        for x, y in self.loader:
+            self.optimizer_D.zero_grad()
+            real, fake = self.model(x, y, train_d=True)
+            loss_d = F.binary_cross_entropy(real, torch.ones_like(real)) + \\
+                F.binary_cross_entropy(fake, torch.zeros_like(fake))
+            loss_d.backward()
+            self.discriminator_opt.step()
+            self.optimizer_G.zero_grad()
+            fake = self.model(x)
+            loss_g = F.binary_cross_entropy(fake, torch.ones_like(fake))
+            loss_g.backward()
+            self.generator_opt.step()
+'''
+
+
+def test_two_attributes_bound_from_one_handed_in_optimizer_may_be_one_object() -> None:
+    # the base class keeps the optimizers as `optimizer_D`, the trainer again as
+    # `discriminator_opt`: each reset may well be the stepped optimizer's own
+    aliases = GAN_TRAINER.format(generator="optimizer_G", discriminator="optimizer_D")
+    assert forms(aliases) == []
+    assert forms(aliases, preview=True) == [("GC002", "unproven")] * 2
+    # built here, the trainer's own optimizers are other objects than the base class's
+    built = GAN_TRAINER.format(generator="torch.optim.Adam(model.generator.parameters())",
+                               discriminator="torch.optim.Adam(model.discriminator.parameters())")
+    assert forms(built) == [("GC002", "stale")] * 2
+
+
+LEFTOVER = '''\
+import torch
+
+
+class Trainer:
+    def __init__(self, args):
+        self.args = args
+
+    def do_train(self, model, loader, criterion):
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+        while True:
+            left = self.args.update_epochs
+            for x, y in loader:
+                if left == self.args.update_epochs:
+                    optimizer.zero_grad()
+                left -= 1
+                criterion(model(x), y).backward(){every_batch}
+                if not left:
+                    optimizer.step()
+                    left = self.args.update_epochs
+            if not left:
+                optimizer.step()
+            if self.args.done:
+                return model
+'''
+
+
+def test_a_step_for_the_leftover_batches_tests_the_windows_own_counter() -> None:
+    # `if not left:` after the loop runs only when the last window stayed open: it never
+    # applies a window the loop already stepped
+    assert forms(LEFTOVER.format(every_batch="")) == []
+    # a step on every batch as well: the window's step applies those gradients again
+    again = LEFTOVER.format(every_batch="\n                optimizer.step()")
+    assert forms(again) == [("GC002", "restep")]

@@ -31,7 +31,7 @@ from manifest import checkout_name
 HERE = Path(__file__).resolve().parent
 FILES = HERE / "files.csv"
 FIELDS = ["repository", "commit", "part", "path"]
-FILE_PARTS = ("test14", "test15", "test20")
+FILE_PARTS = ("test14", "test15", "test20", "test24")
 
 
 def read_files(part: str | None = None, path: Path = FILES) -> list[dict[str, str]]:

@@ -20,7 +20,7 @@ from lint_rules import rebinding, syntax
 from lint_rules.analysis import REPEATED_HOOKS, Analysis
 from lint_rules.effects import Issue
 from lint_rules.events import dotted
-from lint_rules.narrowing import mentioned_in_hollowed
+from lint_rules.narrowing import hollowed_attribute_values, mentioned_in_hollowed
 from lint_rules.rules.base import crosses_modules
 from lint_rules.summaries import names_an_optimizer_class
 
@@ -233,22 +233,32 @@ def _may_be_the_stepped(analysis, node: ast.AST, receiver: str, stepped: _Steppe
     sources = _attribute_sources(analysis)
     if receiver not in sources:
         cls = _class_of(analysis, node)
-        return cls is not None and bool(cls.bases)
-    handed = lambda key: {v.id for v in sources.get(key, ()) if type(v) is ast.Name}
-    return any(not handed(receiver).isdisjoint(handed(name)) for name in siblings)
+        return cls is not None and any(dotted(base) != "object" for base in cls.bases)
+    handed = sources[receiver] - {None}
+    return any(not handed.isdisjoint(sources.get(name, ())) for name in siblings)
 
 
-def _attribute_sources(analysis) -> dict[str, list[ast.AST]]:
-    """What this file assigns to each dotted attribute (``self.opt`` -> its values)."""
-    def index(tree: ast.AST) -> dict[str, list[ast.AST]]:
-        found: dict[str, list[ast.AST]] = {}
+def _attribute_sources(analysis) -> dict[str, set[str | None]]:
+    """What this file assigns to each dotted attribute: the names it hands over
+    (``self.opt = opt``), None for any other value; what hollowed bodies assigned counts."""
+    def index(tree: ast.AST) -> dict[str, set[str | None]]:
+        found = {key: set(values) for key, values in hollowed_attribute_values(tree).items()}
         for n in syntax.walk(tree):
             if type(n) is ast.Assign:
-                for t in n.targets:
-                    if type(t) is ast.Attribute and (key := dotted(t)):
-                        found.setdefault(key, []).append(n.value)
+                for target in n.targets:
+                    for element, value in _paired(target, n.value):
+                        if type(element) is ast.Attribute and (key := dotted(element)):
+                            found.setdefault(key, set()).add(value.id if type(value) is ast.Name else None)
         return found
     return syntax.memoised("attribute sources", analysis.tree, index)
+
+
+def _paired(target: ast.AST, value: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
+    """``self.a, self.b = a, b`` pairs each element with its value; otherwise the whole."""
+    if type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List) \
+            and len(target.elts) == len(value.elts):
+        return [pair for t, v in zip(target.elts, value.elts) for pair in _paired(t, v)]
+    return [(target, value)]
 
 
 def _runs_apart(analysis, scope: ast.AST | None, loop: ast.AST | None) -> bool:

@@ -78,6 +78,21 @@ def hollowed_calls(tree: ast.Module) -> set[str]:
     return {m.group(1).rstrip(".") for m in _DOTTED_CALL.finditer(getattr(tree, "hollowed_code", ""))}
 
 
+_ASSIGNED_ATTRIBUTE = re.compile(r"^[ \t]*((?:self|cls)(?:\.\w+)+)[ \t]*=[ \t]*([^=\r\n][^\r\n]*?)[ \t]*$",
+                                 re.M)
+_PLAIN_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def hollowed_attribute_values(tree: ast.Module) -> dict[str, set[str | None]]:
+    """What the bodies ``hollow`` removed assign to attributes of ``self`` on a line of
+    their own: the name assigned (``self.opt = opt_d``), or None for any other value."""
+    found: dict[str, set[str | None]] = {}
+    for match in _ASSIGNED_ATTRIBUTE.finditer(getattr(tree, "hollowed_code", "")):
+        value = match.group(2)
+        found.setdefault(match.group(1), set()).add(value if _PLAIN_NAME.fullmatch(value) else None)
+    return found
+
+
 def mentioned_in_hollowed(tree: ast.Module, name: str) -> bool:
     """Whether a body ``hollow`` removed mentions ``name`` (a function handed on as a hook)."""
     code = getattr(tree, "hollowed_code", "")

@@ -609,3 +609,28 @@ def test_a_step_for_the_leftover_batches_tests_the_windows_own_counter() -> None
     # a step on every batch as well: the window's step applies those gradients again
     again = LEFTOVER.format(every_batch="\n                optimizer.step()")
     assert forms(again) == [("GC002", "restep")]
+
+
+def test_attributes_a_hollowed_constructor_fills_from_a_dict_are_other_objects() -> None:
+    # `__init__` mentions no optimizer (so its body is hollowed before the analysis), yet
+    # it shows each attribute filled from its own entry: the critic's reset is not the
+    # actor's missing one
+    source = '''\
+import torch
+
+
+class Trainer(Base):
+    def __init__(self, parts):
+        self.actor = parts["actor"]["net"]
+        self.actor_opt = parts["actor"]["opt"]
+        self.critic_opt = parts["critic"]["opt"]
+
+    def train(self, batches):
+        for batch in batches:
+            self.critic_opt.zero_grad()
+            self.critic_loss(batch).backward()
+            self.critic_opt.step()
+            self.actor_loss(batch).backward()
+            self.actor_opt.step()
+'''
+    assert forms(source) == [("GC002", "stale")]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import re
 
 from lint_rules.source import split_lines
@@ -35,17 +36,19 @@ _RELEVANT = re.compile(r"backward|zero_grad|clear_grad|\.grad\b|\.step\b|optim")
 # A method that adds an argument into an attribute (a meter's ``update``) can keep a loss's
 # graph for GC004 when a training loop hands it the loss: kept when the file calls it.
 _ADDS_TO_SELF = re.compile(r"\bself\.[\w.]+\s*\+=")
-# A method that returns a counter test (``return step % k == k - 1``) tells when a step runs
-# (``do_step = self._should_do_step()``): kept when the file calls it.
-_RETURNS_COUNTER_TEST = re.compile(r"\breturn\b[^\r\n]*%")
 # A method that returns what one of its object's networks computes (``return
 # -self.q(s, self.policy(s)).mean()``) tells which networks a loss built by calling it goes
 # through (``reach.py``): kept when the file calls it.
 _RETURNS_OWN_CALL = re.compile(r"\breturn\b[^\r\n]*\bself\.[\w.]+\s*\(")
+# A method that returns a counter test (``return step % k == k - 1``) tells when a step runs
+# (``do_step = self._should_do_step()``): kept when the file calls it. Both kinds of
+# ``return`` line are read off one scan.
+_RETURN_LINE = re.compile(r"\breturn\b[^\r\n]*")
 _STRING = re.compile(r"""[rRbBuUfF]{0,2}(?:"(?:[^"\\\r\n]|\\[^\r\n])*"|'(?:[^'\\\r\n]|\\[^\r\n])*')""")
 _COMMENT = re.compile(r"#[^\r\n]*")
 _LINE_END = re.compile(r"\r\n|\r|\n")
-_CALL = re.compile(r"([A-Za-z_]\w*)\s*\(")
+# `\b` first: a name that is not called is tried once, not once per character
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -108,12 +111,27 @@ class _Code:
         self.starts = [0] + [m.end() for m in _LINE_END.finditer(self.text)]
         self.starts.append(len(self.text) + 1)
         self.relevant = [m.start() for m in _RELEVANT.finditer(self.text)]
-        self.adds_to_self = [m.start() for m in _ADDS_TO_SELF.finditer(self.text)]
-        self.counter_returns = [m.start() for m in _RETURNS_COUNTER_TEST.finditer(self.text)]
-        self.own_call_returns = [m.start() for m in _RETURNS_OWN_CALL.finditer(self.text)]
         self.calls: dict[str, list[int]] = {}
         for match in _CALL.finditer(self.text):
             self.calls.setdefault(match.group(1), []).append(match.start())
+
+    # The three below matter only for functions the file calls that mention nothing
+    # relevant: computed the first time such a function is weighed.
+    @functools.cached_property
+    def adds_to_self(self) -> list[int]:
+        return [m.start() for m in _ADDS_TO_SELF.finditer(self.text)]
+
+    @functools.cached_property
+    def _returns(self) -> list[re.Match]:
+        return list(_RETURN_LINE.finditer(self.text))
+
+    @functools.cached_property
+    def counter_returns(self) -> list[int]:
+        return [m.start() for m in self._returns if "%" in m.group()]
+
+    @functools.cached_property
+    def own_call_returns(self) -> list[int]:
+        return [m.start() for m in self._returns if _RETURNS_OWN_CALL.match(m.group())]
 
     def span(self, first: int, last: int) -> tuple[int, int]:
         """Offsets from the start of line ``first`` to the end of line ``last``."""

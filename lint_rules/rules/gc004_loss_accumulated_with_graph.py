@@ -34,6 +34,9 @@ class LossAccumulatedWithGraph(Rule):
     returned by a helper that backpropagated it counts as the loss at its call.
 
     ## Precision
+    On the file-level part `test24` (210 training files of 149 repositories, each linted
+    alone, scored at b1f4f59): `sum` 8 real bugs and no false alarm; `append` (with
+    `--preview`) 1 debatable (a list appended once per epoch).
     On the twenty-first to twenty-third held-out parts (`test21` to `test23`, 305
     repositories, scored at 6c88e98): `sum` 1 real bug and no false alarm; `append` (with
     `--preview`) 4 real bugs and 2 false alarms (MONAI's `CumulativeAverage.append`, which

@@ -270,6 +270,8 @@ def _guards(analysis: Analysis, node: ast.AST, stop: ast.AST | None) -> list[ast
 
 
 def _window_test(analysis: Analysis, test: ast.AST) -> bool:
+    """``(i + 1) % k == 0``, a flag bound from such a test, or a test whose block binds again
+    what it reads (``if not left: ...; left = k``): a test that opens and closes windows."""
     names = syntax.names_in(test)
     if syntax.has_modulo(test) or not analysis.index.counter_flags().isdisjoint(names):
         return True

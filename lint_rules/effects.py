@@ -627,8 +627,22 @@ class Effects:
         return found
 
     def _optimizers_of(self, model: str) -> set[str]:
-        return {self._subst_key(opt) for opt in self.index.optimizers_of_model(model)
-                | self.index.optimizers_of_model(self._subst_key(model))}
+        found = self.index.optimizers_of_model(self._subst_key(model))
+        if not self._is_parameter(model):
+            # `self.qnet` of the class is looked up as the class spells it
+            found = found | self.index.optimizers_of_model(model)
+        elif model not in self._subst[-1]:
+            # a parameter (`model` of `adapt(model)`) is what the caller passed; handed no
+            # name (`adapt(deepcopy(self.model))`), it holds only what this function built
+            # over it: another function's `model` is another variable
+            frame = self._frames[-1]
+            found = {opt for opt in found if self.index.built_in(opt, frame)}
+        return {self._subst_key(opt) for opt in found}
+
+    def _is_parameter(self, name: str) -> bool:
+        frame = self._frames[-1] if self._frames else None
+        return "." not in name and isinstance(frame, syntax.FUNCTIONS) \
+            and name in syntax.parameter_names(frame.args)
 
     def _reaches(self, bw: ev.Event, optimizer: str | None) -> bool:
         return optimizer is not None and optimizer in self._reached.get(bw, ())

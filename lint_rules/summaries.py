@@ -617,6 +617,11 @@ class ModuleIndex(ImportedCode):
         return {opt for opt, models in self._models.items()
                 if any(_covers(n, m) for n in names for m in models)}
 
+    def built_in(self, optimizer: str, scope: ast.AST) -> bool:
+        """Whether this file builds ``optimizer`` inside ``scope``."""
+        site = self._opt_site.get(optimizer)
+        return site is not None and self.is_inside(site, scope)
+
     def optimizers_apart_from(self, model: str) -> set[str]:
         """Optimizers known to hold only parameters of other models than ``model``: a reset
         of ``model`` leaves them alone. Two names are two objects only when this file builds

@@ -70,7 +70,8 @@ class MissingZeroGrad(Rule):
     ## Precision
     On the file-level part `test24` (210 training files of 149 repositories, each linted
     alone, scored at b1f4f59): `stale` 2 real bugs; `foreign` 1 false alarm (a MAML inner
-    loop on a `deepcopy` of the network, taken for the network the meta-optimizer holds).
+    loop on a `deepcopy` of the network, taken for the network the meta-optimizer holds, by
+    the name of its parameter; a parameter stands only for what its caller passed since).
     On the twenty-first to twenty-third held-out parts (`test21` to `test23`, 305
     repositories, scored at 6c88e98): `restep` 1 real bug (a step on every batch, then the
     window's step with no backward between) and 5 false alarms, one shape in five trainers

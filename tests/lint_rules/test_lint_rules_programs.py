@@ -9,6 +9,30 @@ import pytest
 from lint_rules.testing import program_findings
 
 SILENT = {
+    "maml-inner-loop-on-a-deepcopy": """
+        class MetaTrainer:
+            def __init__(self, model):
+                self.model = model
+                self.meta_optimizer = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+
+            def adapt(self, model, loader):
+                inner = torch.optim.SGD(model.parameters(), lr=0.01)
+                for x, y in loader:
+                    inner.zero_grad()
+                    nn.functional.mse_loss(model(x), y).backward()
+                    inner.step()
+                return model
+
+            def meta_step(self, tasks):
+                self.meta_optimizer.zero_grad()
+                total = 0.0
+                for support, query in tasks:
+                    learner = self.adapt(copy.deepcopy(self.model), support)
+                    for x, y in query:
+                        total += nn.functional.mse_loss(learner(x), y)
+                total.backward()
+                self.meta_optimizer.step()
+    """,
     "rl-actor-critic-delayed-policy": """
         actor_opt = torch.optim.Adam(actor.parameters(), lr=3e-4)
         critic_opt = torch.optim.Adam(critic.parameters(), lr=3e-4)

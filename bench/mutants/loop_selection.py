@@ -27,7 +27,8 @@ from mutation import Context, Mutant, mutants
 
 HERE = Path(__file__).resolve().parent
 LOOPS = HERE / "loops.csv"
-FIELDS = ["repository", "commit", "part", "path", "function", "first_line", "last_line"]
+# No commit column: each repository of a part is pinned once, in repos.csv.
+FIELDS = ["repository", "part", "path", "function", "first_line", "last_line"]
 PER_REPOSITORY = 20
 HINTS = (b"backward", b"step(", b"grad")
 
@@ -87,8 +88,7 @@ def candidates(corpus: Path, repositories: list[dict[str, str]]) -> list[Scope]:
                 if digest in seen:
                     continue
                 seen.add(digest)
-                row = {"repository": repo["repository"], "commit": repo["commit"],
-                       "part": repo["part"], "path": file.relative_to(root).as_posix(),
+                row = {"repository": repo["repository"], "part": repo["part"], "path": file.relative_to(root).as_posix(),
                        "function": qualname, "first_line": str(first), "last_line": str(last)}
                 found.append(Scope(row, source, planted))
     return found

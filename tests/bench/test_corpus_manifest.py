@@ -85,10 +85,10 @@ def test_the_nineteenth_held_out_part_is_all_added_and_shares_no_repository(rows
                                   "test10", "test11", "test12", "test16", "test17",
                                   "test18", "test21", "test22", "test23"])
 def test_a_later_held_out_part_has_loops_chosen_only_from_its_own_repositories(rows, part):
-    chosen = {(row["repository"], row["commit"]) for row in rows if row["part"] == part}
+    chosen = {row["repository"] for row in rows if row["part"] == part}
     loops = loop_selection.read_loops(part, BENCH / "mutants" / "loops.csv")
     assert len(loops) >= 100
-    assert {(r["repository"], r["commit"]) for r in loops} <= chosen
+    assert {r["repository"] for r in loops} <= chosen
 
 
 @pytest.mark.parametrize("part", ["test2", "test3", "test4", "test5", "test6", "test7", "test8",
@@ -121,17 +121,17 @@ def test_the_rule_ignores_case_and_sends_about_five_eighths_to_test():
 
 
 def test_loops_manifest_names_only_manifest_repositories_and_keeps_no_code(rows):
-    pinned = {(row["repository"], row["commit"], row["part"]) for row in rows}
+    pinned = {(row["repository"], row["part"]) for row in rows}
     with (BENCH / "mutants" / "loops.csv").open(newline="", encoding="utf-8") as handle:
         loops = list(csv.DictReader(handle))
-    assert loops and all((r["repository"], r["commit"], r["part"]) in pinned for r in loops)
-    assert set(loops[0]) == {"repository", "commit", "part", "path", "function",
-                             "first_line", "last_line"}
+    assert loops and all((r["repository"], r["part"]) in pinned for r in loops)
+    # the commit is the repository's own in repos.csv, pinned once rather than on every loop
+    assert set(loops[0]) == {"repository", "part", "path", "function", "first_line", "last_line"}
 
 
 def test_choosing_one_part_keeps_the_rows_of_the_others(tmp_path):
     def row(part, repository, line):
-        return {"repository": repository, "commit": "0" * 40, "part": part, "path": "train.py",
+        return {"repository": repository, "part": part, "path": "train.py",
                 "function": "train", "first_line": str(line), "last_line": str(line + 9)}
 
     kept = [row("test", "b/b", 1), row("dev", "a/a", 5)]

@@ -272,14 +272,10 @@ def _guards(analysis: Analysis, node: ast.AST, stop: ast.AST | None) -> list[ast
 def _window_test(analysis: Analysis, test: ast.AST) -> bool:
     """``(i + 1) % k == 0``, a flag bound from such a test, or a test whose block binds again
     what it reads (``if not left: ...; left = k``): a test that opens and closes windows."""
-    names = syntax.names_in(test)
-    if syntax.has_modulo(test) or not analysis.index.counter_flags().isdisjoint(names):
+    if analysis.index.is_counter_test(test):
         return True
     block = analysis.index.parents.get(id(test))
-    restarted = {n for s in syntax.body_of(block) for node in syntax.walk(s)
-                 for t in syntax.assignment_targets(node) if type(node) is ast.Assign
-                 for n in syntax.stored_names(t)}
-    return not names.isdisjoint(restarted)
+    return not syntax.names_in(test).isdisjoint(syntax.assigned_in(syntax.body_of(block)))
 
 
 def _reset_by_another_method(index: ModuleIndex, issue: Issue) -> bool:

@@ -328,9 +328,7 @@ class Interpreter(Compound, Effects):
         # False`, set back after the step) opens a window too
         if not self._loops or type(test) not in (ast.Compare, ast.Name, ast.Attribute):
             return False
-        restarted = {n for s in syntax.body_of(stmt) for node in syntax.walk(s)
-                     if type(node) is ast.Assign for t in node.targets for n in syntax.stored_names(t)}
-        return not names.isdisjoint(restarted)
+        return not names.isdisjoint(syntax.assigned_in(syntax.body_of(stmt)))
 
     def _first_only_branch(self, test: ast.AST, taken: bool) -> bool:
         """Whether the branch ``taken`` of ``test`` runs on a loop's first iteration alone."""

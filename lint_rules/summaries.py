@@ -808,6 +808,10 @@ class ModuleIndex(ImportedCode):
         # Another object's method: only when this file defines exactly one method by that name.
         return candidates[0][1] if len(candidates) == 1 else None
 
+    def is_counter_test(self, test: ast.AST) -> bool:
+        """``i % k == 0``, or a test of a flag bound from one (``if should_step:``)."""
+        return syntax.has_modulo(test) or not self.counter_flags().isdisjoint(syntax.names_in(test))
+
     def counter_flags(self) -> set[str]:
         """Names assigned from a counter test: ``should_step = (i + 1) % k == 0``."""
         if self._counter_flags is None:

@@ -300,6 +300,13 @@ def is_plain_test(test: ast.AST) -> bool:
     return all(type(n) in _PLAIN_TEST for n in walk(test))
 
 
+def assigned_in(statements: list[ast.AST]) -> set[str]:
+    """Names that plain assignments anywhere in ``statements`` bind (``if`` blocks that set
+    their own test's variable again: ``if not left: ...; left = k``)."""
+    return {n for s in statements for node in walk(s) if type(node) is ast.Assign
+            for t in node.targets for n in stored_names(t)}
+
+
 def has_modulo(node: ast.AST) -> bool:
     """Whether an expression uses ``%`` (a counter test such as ``i % k == 0``)."""
     return any(type(n) is ast.BinOp and type(n.op) is ast.Mod for n in walk(node))

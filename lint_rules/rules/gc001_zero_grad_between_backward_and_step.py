@@ -455,8 +455,7 @@ def _window_end(analysis, step_stmt, zero_stmt):
         if isinstance(node, (*syntax.LOOPS, *syntax.WITHS, *syntax.SCOPES)):
             break
         if type(node) is ast.If:
-            names = syntax.names_in(node.test)
-            if syntax.has_modulo(node.test) or not analysis.index.counter_flags().isdisjoint(names):
+            if analysis.index.is_counter_test(node.test):
                 return anchor  # the window's own test: the reset goes last inside it
             anchor = node
         node = analysis.index.parents.get(id(node))

@@ -26,6 +26,7 @@ import ast
 from lint_rules import events as ev
 from lint_rules import syntax
 from lint_rules.bindings import Bindings, graph_free_context, own_nodes as _own_nodes
+from lint_rules.narrowing import hollowed_attribute_values
 
 _LOOPS = syntax.LOOPS
 # Tensor methods whose result still references the graph of the tensor they are called on.
@@ -345,11 +346,57 @@ class _Unit:
         call = node.value
         args = syntax.positional(call)
         if call.func.attr in _KEEPERS and args:
+            if not self._holds_a_list(call.func.value, node):
+                return None  # a meter, a queue or an object we cannot see: unknown, so silent
             return call.func.value, args[-1], "append"
         cls = self._class_of(call.func.value)
         positions = _keeping_positions(cls, call.func.attr) if cls is not None else ()
         kept = [args[i] for i in positions if i < len(args)]
         return (call.func.value, kept[0], "method") if kept else None
+
+    def _holds_a_list(self, receiver: ast.AST, at: ast.AST) -> bool:
+        """Whether ``receiver`` is shown to be a list (or a deque) that keeps what it is
+        given: a name or attribute every assignment of which builds one, or an entry of a
+        dict or list built of them. MONAI's ``CumulativeAverage().append`` detaches."""
+        if type(receiver) is ast.Subscript:
+            return self._holds_a_list(receiver.value, at) or self._holds_lists(receiver.value, at)
+        values = self._assigned_values(receiver, at)
+        return bool(values) and all(_makes_a_list(v) for v in values)
+
+    def _holds_lists(self, container: ast.AST, at: ast.AST) -> bool:
+        """``{"train": [], "val": []}``, ``defaultdict(list)``, ``[[] for _ in heads]``."""
+        values = self._assigned_values(container, at)
+        return bool(values) and all(_makes_lists(v) for v in values)
+
+    def _assigned_values(self, receiver: ast.AST, at: ast.AST) -> list[ast.AST]:
+        """What this file assigns to ``receiver`` as ``at`` sees it: the binding that reaches
+        it for a local name, every assignment in the file for a global or an attribute; an
+        empty list where one of them is not an assignment we can read (a parameter, a loop
+        target, a body the prefilter hollowed)."""
+        key = ev.dotted(receiver)
+        if key is None:
+            return []
+        tree, index = self.analysis.tree, self.analysis.index
+        if type(receiver) is ast.Name:
+            binding = self.bindings.reaching(key, at)
+            if binding is not None:
+                candidates = [binding]
+            elif isinstance(self.unit, syntax.FUNCTIONS) and \
+                    key in syntax.parameter_names(self.unit.args):
+                return []  # what the caller hands in
+            else:  # a global: the module's own bindings of it
+                candidates = [n for n in _binders(tree, key) if index.scope_of(n) is tree]
+        else:
+            candidates = _binders(tree, key)
+        if not candidates or key in hollowed_attribute_values(self.analysis.tree):
+            return []
+        values = []
+        for statement in candidates:
+            value = _value_for(statement, key)
+            if value is None:
+                return []
+            values.append(value)
+        return values
 
     def _class_of(self, receiver: ast.AST) -> ast.ClassDef | None:
         """The class of this file or project that built ``receiver``: ``meter =
@@ -570,3 +617,86 @@ def _detaches(value: ast.AST) -> bool:
     if type(func) is ast.Name:
         return func.id in ("float", "int", "bool")
     return type(func) is ast.Attribute and func.attr in ("item", "detach", "tolist", "numpy")
+
+
+_BINDERS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)
+
+
+def _binders(tree: ast.AST, key: str) -> list[ast.AST]:
+    """Every statement of the file that binds the dotted name ``key``."""
+    def index(module: ast.AST) -> dict[str, list[ast.AST]]:
+        found: dict[str, list[ast.AST]] = {}
+        for node in syntax.walk(module):
+            if type(node) in _BINDERS:
+                for target in _targets(node):
+                    if (name := ev.dotted(target)) is not None:
+                        found.setdefault(name, []).append(node)
+        return found
+    return syntax.memoised("binders", tree, index).get(key, [])
+
+
+def _targets(statement: ast.AST) -> list[ast.AST]:
+    """The targets a binding statement stores to, tuples unpacked."""
+    kind = type(statement)
+    if kind is ast.Assign:
+        roots = statement.targets
+    elif kind in (ast.With, ast.AsyncWith):
+        roots = [item.optional_vars for item in statement.items if item.optional_vars is not None]
+    else:
+        roots = [statement.target]
+    found, stack = [], list(roots)
+    while stack:
+        target = stack.pop()
+        if type(target) in (ast.Tuple, ast.List):
+            stack.extend(target.elts)
+        else:
+            found.append(target.value if type(target) is ast.Starred else target)
+    return found
+
+
+def _value_for(statement: ast.AST, key: str) -> ast.AST | None:
+    """The value ``statement`` gives ``key``: an assignment's, paired by position in a tuple
+    (``train_losses, val_losses = [], []``); None for a loop target, a ``with``, an
+    augmented assignment or an unpacking we cannot pair."""
+    if type(statement) is ast.AnnAssign:
+        return statement.value
+    if type(statement) is not ast.Assign:
+        return None
+    for target in statement.targets:
+        for element, value in syntax.paired(target, statement.value):
+            if ev.dotted(element) == key:
+                return value
+    return None
+
+
+_LIST_MAKERS = frozenset({"list", "deque"})
+
+
+def _makes_a_list(value: ast.AST) -> bool:
+    """``[]``, ``[x]``, ``[... for ...]``, ``list(...)``, ``deque(...)``, ``[] * n``, or
+    ``a = b = []``: a value whose ``append`` keeps what it is handed."""
+    kind = type(value)
+    if kind in (ast.List, ast.ListComp):
+        return True
+    if kind is ast.BinOp and type(value.op) in (ast.Mult, ast.Add):
+        return _makes_a_list(value.left) or _makes_a_list(value.right)
+    if kind is ast.Call:
+        return ev.last_name(ev.dotted(value.func) or "") in _LIST_MAKERS
+    return False
+
+
+def _makes_lists(value: ast.AST) -> bool:
+    """A dict or list whose entries are lists: ``{"a": [], "b": []}``, ``defaultdict(list)``,
+    ``{k: [] for k in keys}``, ``[[] for _ in heads]``."""
+    kind = type(value)
+    if kind is ast.Dict:
+        return bool(value.values) and all(_makes_a_list(v) for v in value.values)
+    if kind is ast.DictComp:
+        return _makes_a_list(value.value)
+    if kind is ast.ListComp:
+        return _makes_a_list(value.elt)
+    if kind is ast.List:
+        return bool(value.elts) and all(_makes_a_list(v) for v in value.elts)
+    if kind is ast.Call and ev.last_name(ev.dotted(value.func) or "") == "defaultdict":
+        return bool(value.args) and ev.dotted(value.args[0]) in ("list", "collections.deque", "deque")
+    return False

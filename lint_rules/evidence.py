@@ -246,19 +246,11 @@ def _attribute_sources(analysis) -> dict[str, set[str | None]]:
         for n in syntax.walk(tree):
             if type(n) is ast.Assign:
                 for target in n.targets:
-                    for element, value in _paired(target, n.value):
+                    for element, value in syntax.paired(target, n.value):
                         if type(element) is ast.Attribute and (key := dotted(element)):
                             found.setdefault(key, set()).add(value.id if type(value) is ast.Name else None)
         return found
     return syntax.memoised("attribute sources", analysis.tree, index)
-
-
-def _paired(target: ast.AST, value: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
-    """``self.a, self.b = a, b`` pairs each element with its value; otherwise the whole."""
-    if type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List) \
-            and len(target.elts) == len(value.elts):
-        return [pair for t, v in zip(target.elts, value.elts) for pair in _paired(t, v)]
-    return [(target, value)]
 
 
 def _runs_apart(analysis, scope: ast.AST | None, loop: ast.AST | None) -> bool:

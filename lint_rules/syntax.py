@@ -231,6 +231,14 @@ def target_paths(target: ast.AST) -> set[str]:
     return {path} if path is not None else names_in(target)
 
 
+def paired(target: ast.AST, value: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
+    """``self.a, self.b = a, b`` pairs each element with its value; otherwise the whole."""
+    if type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List) \
+            and len(target.elts) == len(value.elts):
+        return [pair for t, v in zip(target.elts, value.elts) for pair in paired(t, v)]
+    return [(target, value)]
+
+
 def stored_names(target: ast.AST) -> set[str]:
     """Names bound by an assignment target: ``a`` and ``b`` in ``a, *b = ...``, none in ``x.y``."""
     kind = type(target)

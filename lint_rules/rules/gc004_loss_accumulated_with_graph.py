@@ -31,7 +31,12 @@ class LossAccumulatedWithGraph(Rule):
     and loops over a fixed handful (`for opt in optimizers:`, `range(2)`, a `range(len(nets))`
     whose variable picks the optimizer that steps, `optimizers[i].step()`) carry nothing. A total
     that is itself backpropagated later (summing losses on purpose) is not flagged. A loss
-    returned by a helper that backpropagated it counts as the loss at its call.
+    returned by a helper that backpropagated it counts as the loss at its call. `append`
+    needs the receiver shown to be a list: every assignment of it in the file builds one
+    (`[]`, `list()`, a `deque`, an entry of `{"train": []}` or `defaultdict(list)`); a
+    parameter, an attribute the file never assigns, or an object of a class it cannot read
+    (a metric library's running average may detach what it is handed) is unknown and stays
+    silent.
 
     ## Precision
     On the file-level part `test24` (210 training files of 149 repositories, each linted

@@ -65,6 +65,15 @@ class ImportedCode:
         self._owners[id(found[0])] = found[1].index
         return found[0]
 
+    def plain_project_definition(self, spelled: str) -> bool:
+        """Whether ``spelled`` (``SGD``, ``optim.SGD``) names a definition of the project
+        whose text mentions no gradient, step or optimizer (``Project.defines_plainly``)."""
+        head, _, rest = spelled.partition(".")
+        if self._finder is None or head not in self.imports or "." in rest:
+            return False
+        target = self._import_target(head, rest or None)
+        return target is not None and self._finder.defines_plainly(target[0], target[1], self.path, target[2])
+
     def _unread(self, target: tuple[str, str, int] | None) -> bool:
         """Whether ``target`` is a definition of the project that may hold gradient events
         (see ``Project.may_define_events``)."""

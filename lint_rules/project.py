@@ -65,6 +65,7 @@ class Project:
         self.used: dict[str, str] = {}  # modules whose definitions the current analysis used
         self.reads = 0  # modules read for the current analysis
         self._names: dict[Path, frozenset[str]] = {}  # see _relevant_definitions
+        self._every_name: dict[Path, tuple[frozenset[str], str]] = {}  # see _all_definitions
         self._exports: dict[Path, list[tuple[str, int, str, str]]] = {}  # see _reexports
         self._found: dict[tuple, Path | None] = {}  # (module, importer, level) -> its file
 
@@ -139,6 +140,38 @@ class Project:
         return self._defines(path, name) or hops < MAX_REEXPORT_HOPS and any(
             self.may_define_events(source, original, path, source_level, hops + 1)
             for source, source_level, original in self._reexports(path, name))
+
+    def defines_plainly(self, module: str, name: str, importer: Path | None, level: int,
+                        hops: int = 0) -> bool:
+        """Whether ``module`` is one of the project's and defines ``name`` (or re-exports it
+        from a module that does) in text that mentions no gradient, step or optimizer: a
+        course's NumPy ``SGD``, which no torch optimizer class can be (deriving from one
+        names it)."""
+        path = self._find(module, importer, level)
+        if path is None:
+            return False
+        names, digest = self._all_definitions(path)
+        if name in names:
+            if self._defines(path, name):
+                return False
+            self.used[str(path)] = digest  # a cached verdict rests on this module's text
+            return True
+        return hops < MAX_REEXPORT_HOPS and any(
+            self.defines_plainly(source, original, path, source_level, hops + 1)
+            for source, source_level, original in self._reexports(path, name))
+
+    def _all_definitions(self, path: Path) -> tuple[frozenset[str], str]:
+        """Every top-level function and class name of a module, by its text, and the
+        digest of that text."""
+        found = self._every_name.get(path)
+        if found is None:
+            try:
+                data = path.read_bytes() if path.stat().st_size <= MAX_MODULE_BYTES else b""
+            except OSError:
+                data = b""
+            names = frozenset(m.group(1).decode("ascii", "replace") for m in _DEFINITION.finditer(data))
+            self._every_name[path] = found = (names, hashlib.sha256(data).hexdigest())
+        return found
 
     def module(self, module: str, importer: Path | None = None, level: int = 0) -> LoadedModule | None:
         path = self._find(module, importer, level)

@@ -763,6 +763,8 @@ class ModuleIndex(ImportedCode):
         name = last_name(spelled)
         if name in self.classes:
             return not self.is_optimizer_class(name)
+        if self.plain_project_definition(spelled):
+            return True  # the project's own class, whose text names no optimizer it derives from
         return not any(m.partition(".")[0] in PYTORCH_FAMILY for m in self.imported_modules())
 
     def is_optimizer_class(self, cls: str, seen: frozenset = frozenset()) -> bool:

@@ -531,3 +531,82 @@ for x, y in loader:
     # still stale, though judged with a class of another module: reported with --preview
     found = check_source(script.read_text(), str(script), strict=True, select=EVERY_FORM)
     assert [(f.line, f.code, f.pattern) for f in found] == [(10, "GC002", "unproven")]
+
+
+COURSE_TRAIN = '''\
+import numpy as np
+import torch
+
+from mytorch.nn import CrossEntropyLoss
+from mytorch.optim import SGD
+
+
+def fit(model, X, Y, epochs=50):
+    crit = CrossEntropyLoss()
+    opt = SGD(model, lr=0.5)
+    for _ in range(epochs):
+        crit.forward(model.forward(X), Y)
+        model.backward(crit.backward())
+        opt.step()
+    return model
+'''
+
+NUMPY_SGD = '''\
+import numpy as np
+
+
+class SGD:
+    def __init__(self, model, lr=0.1):
+        self.layers, self.lr = model.layers, lr
+
+    def step(self):
+        for layer in self.layers:
+            layer.W = layer.W - self.lr * layer.dLdW
+'''
+
+NUMPY_LOSS = '''\
+import numpy as np
+
+
+class CrossEntropyLoss:
+    def forward(self, a, y):
+        self.a, self.y = a, y
+        return float(np.mean((a - y) ** 2))
+
+    def backward(self):
+        return self.a - self.y
+'''
+
+
+def course_project(tmp_path: Path, sgd: str) -> Path:
+    """A NumPy homework package (re-exported from its __init__ files) and a script that
+    also imports torch, to compare against it."""
+    for package, module, text in (("optim", "sgd", sgd), ("nn", "loss", NUMPY_LOSS)):
+        folder = tmp_path / "mytorch" / package
+        folder.mkdir(parents=True)
+        exported = "SGD" if package == "optim" else "CrossEntropyLoss"
+        (folder / "__init__.py").write_text(f"from .{module} import {exported}\n")
+        (folder / f"{module}.py").write_text(text)
+    (tmp_path / "mytorch" / "__init__.py").write_text("")
+    (tmp_path / "pyproject.toml").write_text("")
+    script = tmp_path / "scripts" / "fit.py"
+    script.parent.mkdir()
+    script.write_text(COURSE_TRAIN)
+    return script
+
+
+def test_a_project_class_that_names_no_optimizer_is_not_torchs(tmp_path: Path) -> None:
+    # `SGD` is the project's own NumPy class: its text mentions no gradient, step call or
+    # optimizer base, so no torch optimizer; the finding rests on what torch's would do
+    script = course_project(tmp_path, NUMPY_SGD)
+    assert lint(script) == []
+    found = check_source(script.read_text(), str(script), strict=True, select=EVERY_FORM)
+    assert [(f.code, f.pattern) for f in found] == [("GC002", "unproven")]
+
+
+def test_a_project_class_derived_from_a_torch_optimizer_is_one(tmp_path: Path) -> None:
+    derived = ("import torch\n\n\nclass SGD(torch.optim.SGD):\n"
+               "    def __init__(self, model, lr=0.1):\n"
+               "        super().__init__(model.parameters(), lr=lr)\n")
+    script = course_project(tmp_path, derived)
+    assert lint(script) == [(14, "GC002", True)]

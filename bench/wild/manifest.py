@@ -33,7 +33,10 @@ so on to ``test13``. ``test14`` and ``test15`` are file-level parts (``files.py`
 families, and ``test19`` a small one (the session's last fetches) scored after them.
 ``test21`` (language and audio), ``test22`` (vision) and ``test23`` (reinforcement learning,
 graphs, recommenders, federated, meta-learning, scientific ML and the rest) are
-whole-repository parts again, built at once from those separate families.
+whole-repository parts again, built at once from those separate families. ``test27``
+(competition solutions, personal side projects and reimplementations, students' theses and
+capstone projects) is another whole-repository part, built beside two others from other
+families.
 """
 from __future__ import annotations
 
@@ -46,11 +49,11 @@ REPOS = HERE / "repos.csv"
 FIELDS = ["repository", "commit", "part", "category", "origin"]
 PARTS = ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8",
          "test9", "test10", "test11", "test12", "test13", "test16", "test17", "test18",
-         "test19", "test21", "test22", "test23")
+         "test19", "test21", "test22", "test23", "test27")
 # Every row of these parts is held out; the hash rule does not apply to them.
 HELD_OUT_WHOLE = ("test2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
                   "test10", "test11", "test12", "test13", "test16", "test17", "test18", "test19",
-                  "test21", "test22", "test23")
+                  "test21", "test22", "test23", "test27")
 ORIGINS = ("tuning", "added")
 TEST_BELOW = 160
 

@@ -93,7 +93,7 @@ def test_the_nineteenth_held_out_part_is_all_added_and_shares_no_repository(rows
 
 @pytest.mark.parametrize("part", ["test4", "test5", "test6", "test7", "test8", "test9",
                                   "test10", "test11", "test12", "test16", "test17",
-                                  "test18", "test21", "test22", "test23"])
+                                  "test18", "test21", "test22", "test23", "test27"])
 def test_a_later_held_out_part_has_loops_chosen_only_from_its_own_repositories(rows, part):
     chosen = {row["repository"] for row in rows if row["part"] == part}
     loops = loop_selection.read_loops(part, BENCH / "mutants" / "loops.csv")

@@ -36,7 +36,8 @@ graphs, recommenders, federated, meta-learning, scientific ML and the rest) are
 whole-repository parts again, built at once from those separate families. ``test25``
 (university course code: homework, assignments and course projects) is a whole-repository
 part built beside two others: ``test26``
-(tutorials, books' companion code and self-study practice collections) and ``test27``.
+(tutorials, books' companion code and self-study practice collections) and ``test27``
+(competition solutions, personal side projects and reimplementations, theses).
 """
 from __future__ import annotations
 
@@ -49,11 +50,11 @@ REPOS = HERE / "repos.csv"
 FIELDS = ["repository", "commit", "part", "category", "origin"]
 PARTS = ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8",
          "test9", "test10", "test11", "test12", "test13", "test16", "test17", "test18",
-         "test19", "test21", "test22", "test23", "test25", "test26")
+         "test19", "test21", "test22", "test23", "test25", "test26", "test27")
 # Every row of these parts is held out; the hash rule does not apply to them.
 HELD_OUT_WHOLE = ("test2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
                   "test10", "test11", "test12", "test13", "test16", "test17", "test18", "test19",
-                  "test21", "test22", "test23", "test25", "test26")
+                  "test21", "test22", "test23", "test25", "test26", "test27")
 ORIGINS = ("tuning", "added")
 TEST_BELOW = 160
 

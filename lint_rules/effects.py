@@ -225,6 +225,9 @@ class Effects:
         partial = False
         spared: set[str] = set()  # optimizers known to hold none of the reset model's parameters
         covered: set[str] = set()  # optimizers known to hold some of them
+        # `self.netG` inside a method the caller runs as `gan.train()`: what the file knows
+        # of the model it knows under the method's own name, and says of the caller's
+        own_name = receiver if len(keys) == 1 and keys[0] not in (receiver, ev.ALL) else None
         for key in keys:
             group = key != ev.ALL and self.index.is_group(key)
             if key != ev.ALL and self.index.is_optimizer(key) and not group:
@@ -232,6 +235,8 @@ class Effects:
                 continue
             gated = False
             owned = self.index.optimizers_of_model(key) if key != ev.ALL else set()
+            if not owned and own_name:
+                owned = {self._subst_key(o) for o in self.index.optimizers_of_model(own_name)}
             owned |= self.index.groups_holding(owned)
             # A network no optimizer here is known to hold (`teacher.zero_grad()`, a worker's
             # head), while the function runs other networks too: the stepping optimizer may
@@ -248,6 +253,8 @@ class Effects:
             covered |= owned
             if key != ev.ALL and not group:
                 spared |= self.index.optimizers_apart_from(key)
+                if own_name:
+                    spared |= {self._subst_key(o) for o in self.index.optimizers_apart_from(own_name)}
                 # another model's gradients, handed over by reference, stay where they are
                 spared |= {k for k in self._aliases.values() if k != self._alias_key(key)}
         if not set(targets) - {ev.ALL}:

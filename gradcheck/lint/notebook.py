@@ -31,6 +31,21 @@ _MAGIC = re.compile(
 )
 
 
+# IPython's automagics that notebooks use bare (`cd ..`, `cd data`, `pwd`): the line is read as
+# the magic only where it is no Python statement (`cd / data` divides, and stays Python)
+_AUTOMAGIC = re.compile(r"^[ \t]*(?:cd|pwd|env|ls|mkdir|cat|rm|cp|mv|rmdir)(?:[ \t]+\S.*)?[ \t]*$")
+
+
+def _automagic(line: str) -> bool:
+    if not _AUTOMAGIC.match(line):
+        return False
+    try:
+        compile(line.strip(), "<cell line>", "exec")
+    except SyntaxError:
+        return True
+    return False
+
+
 class NotebookError(ValueError):
     """The file is not a notebook this linter can read."""
 
@@ -98,7 +113,7 @@ def _magic_lines(lines: list[str], whole_cell: bool) -> tuple[set[int], set[int]
         if continued or i == first:
             # the first line stands inside nothing: IPython drops its indentation (` ! pip`)
             continuations.add(i)
-        if continued or _MAGIC.match(line):
+        if continued or _MAGIC.match(line) or _automagic(line):
             found.add(i)
             continued = line.rstrip("\r\n").endswith("\\")
         else:

@@ -200,6 +200,15 @@ def test_pip_install_without_percent_is_automagic_not_a_syntax_error(project, ki
     assert record["code"] == "GC002" and record["cell"] == 2
 
 
+def test_bare_cd_and_shell_aliases_are_automagic_where_they_are_no_python(project, kit):
+    # `cd ..` and `cd data` are IPython's `%cd`; `cd / data` would divide, so it stays Python
+    cells = [("code", "cd ..\ncd 'My Drive/course'\nmv a.csv b.csv\ncd = 3\ncd / 3\n"),
+             ("code", kit.MISSING_ZERO_GRAD)]
+    _write(project / "train.ipynb", cells)
+    (record,) = json.loads(kit.run_cli(["lint", "--no-cache", "--format", "json"]).stdout)
+    assert record["code"] == "GC002" and record["cell"] == 2
+
+
 def _indented(source: str, prefix: str) -> str:
     return "".join(prefix + line if line.strip() else line
                    for line in source.splitlines(keepends=True))

@@ -93,14 +93,6 @@ def test_a_clean_notebook_and_a_notebook_without_code(project, kit):
     assert run.exit_code == exitcodes.CLEAN
 
 
-def test_a_modulo_continuation_line_is_python_not_a_magic(project, kit):
-    cells = [("code", 'label = ("epoch %d"\n         % 3)\nprint(label)\n'),
-             ("code", kit.MISSING_ZERO_GRAD)]
-    _write(project / "train.ipynb", cells)
-    (record,) = json.loads(kit.run_cli(["lint", "--no-cache", "--format", "json"]).stdout)
-    assert record["code"] == "GC002" and record["cell"] == 2
-
-
 def test_help_asked_before_the_name_is_ipython_not_a_syntax_error(project, kit):
     # `?datasets.ImageFolder` asks IPython for help, like `datasets.ImageFolder?` does
     cells = [("code", "import torch\n?torch.optim.SGD\n??torch.nn.Linear\n"),
@@ -191,20 +183,16 @@ def test_a_cell_magic_body_with_indented_lines_parses() -> None:
     assert len(nb.program) == len(cell)
 
 
-def test_pip_install_without_percent_is_automagic_not_a_syntax_error(project, kit):
+@pytest.mark.parametrize("first_cell", [
+    # `%` continuing a line is Python's modulo, not a magic
+    'label = ("epoch %d"\n         % 3)\nprint(label)\n',
     # IPython runs a bare `pip install x` as `%pip install x`; `pip = 3` stays Python
-    cells = [("code", "pip install torchviz\nconda install -y tqdm\npip = 3\n"),
-             ("code", kit.MISSING_ZERO_GRAD)]
-    _write(project / "train.ipynb", cells)
-    (record,) = json.loads(kit.run_cli(["lint", "--no-cache", "--format", "json"]).stdout)
-    assert record["code"] == "GC002" and record["cell"] == 2
-
-
-def test_bare_cd_and_shell_aliases_are_automagic_where_they_are_no_python(project, kit):
-    # `cd ..` and `cd data` are IPython's `%cd`; `cd / data` would divide, so it stays Python
-    cells = [("code", "cd ..\ncd 'My Drive/course'\nmv a.csv b.csv\ncd = 3\ncd / 3\n"),
-             ("code", kit.MISSING_ZERO_GRAD)]
-    _write(project / "train.ipynb", cells)
+    "pip install torchviz\nconda install -y tqdm\npip = 3\n",
+    # `cd ..` and `cd data` are IPython's `%cd`; `cd / 3` divides, so it stays Python
+    "cd ..\ncd 'My Drive/course'\nmv a.csv b.csv\ncd = 3\ncd / 3\n",
+], ids=["modulo-continuation", "pip-automagic", "cd-automagic"])
+def test_ipython_lines_and_python_lines_are_told_apart(project, kit, first_cell):
+    _write(project / "train.ipynb", [("code", first_cell), ("code", kit.MISSING_ZERO_GRAD)])
     (record,) = json.loads(kit.run_cli(["lint", "--no-cache", "--format", "json"]).stdout)
     assert record["code"] == "GC002" and record["cell"] == 2
 

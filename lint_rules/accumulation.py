@@ -358,8 +358,8 @@ class _Unit:
         """Whether ``receiver`` is shown to be a list (or a deque) that keeps what it is
         given: a name or attribute every assignment of which builds one, or an entry of a
         dict or list built of them. MONAI's ``CumulativeAverage().append`` detaches."""
-        if type(receiver) is ast.Subscript:
-            return self._holds_a_list(receiver.value, at) or self._holds_lists(receiver.value, at)
+        if type(receiver) is ast.Subscript:  # an entry: what the container was built of
+            return self._holds_lists(receiver.value, at)
         values = self._assigned_values(receiver, at)
         return bool(values) and all(_makes_a_list(v) for v in values)
 

@@ -31,9 +31,14 @@ _MAGIC = re.compile(
 )
 
 
-# IPython's automagics that notebooks use bare (`cd ..`, `cd data`, `pwd`): the line is read as
-# the magic only where it is no Python statement (`cd / data` divides, and stays Python)
-_AUTOMAGIC = re.compile(r"^[ \t]*(?:cd|pwd|env|ls|mkdir|cat|rm|cp|mv|rmdir)(?:[ \t]+\S.*)?[ \t]*$")
+# IPython's automagics that notebooks use bare (`cd ..`, `cd data`, `mv a b`): the line is read
+# as the magic only where its second word cannot continue Python (no operator, bracket or
+# keyword follows the name) and the line is no Python statement alone: `cd / data` divides,
+# and `env = Env(world,` opens a call that the next lines close
+_AUTOMAGIC = re.compile(
+    r"^[ \t]*(?:cd|ls|pwd|mkdir|cat|rm|cp|mv|rmdir)[ \t]+"
+    r"(?![=(\[,):+*%<>!&|^@]|(?:and|or|if|else|in|is|not|for)\b)\S.*$"
+)
 
 
 def _automagic(line: str) -> bool:

@@ -58,6 +58,7 @@ def test_a_module_level_list_is_a_list_too() -> None:
     ("running = CumulativeAverage()", "running.append(loss)"),  # may detach: cannot read it
     ("pass", "history.append(loss)"),  # the caller's object
     ("pass", "model.history.append(loss)"),  # an attribute this file never assigns
+    ("losses = []", "losses[-1].append(loss)"),  # an entry of a list of unknown entries
     ("losses = []\n    losses = CumulativeAverage()", "losses.append(loss)"),  # rebound
 ])
 def test_a_receiver_of_unknown_kind_stays_silent(binding: str, keep: str) -> None:

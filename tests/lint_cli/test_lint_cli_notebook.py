@@ -190,7 +190,9 @@ def test_a_cell_magic_body_with_indented_lines_parses() -> None:
     "pip install torchviz\nconda install -y tqdm\npip = 3\n",
     # `cd ..` and `cd data` are IPython's `%cd`; `cd / 3` divides, so it stays Python
     "cd ..\ncd 'My Drive/course'\nmv a.csv b.csv\ncd = 3\ncd / 3\n",
-], ids=["modulo-continuation", "pip-automagic", "cd-automagic"])
+    # a shell word that opens a call over several lines is Python
+    "cat = print\ncat ('a',\n     'b')\n",
+], ids=["modulo-continuation", "pip-automagic", "cd-automagic", "call-over-lines"])
 def test_ipython_lines_and_python_lines_are_told_apart(project, kit, first_cell):
     _write(project / "train.ipynb", [("code", first_cell), ("code", kit.MISSING_ZERO_GRAD)])
     (record,) = json.loads(kit.run_cli(["lint", "--no-cache", "--format", "json"]).stdout)

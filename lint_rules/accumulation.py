@@ -388,7 +388,7 @@ class _Unit:
                 candidates = [n for n in _binders(tree, key) if index.scope_of(n) is tree]
         else:
             candidates = _binders(tree, key)
-        if not candidates or key in hollowed_attribute_values(self.analysis.tree):
+        if not candidates or key in hollowed_attribute_values(tree):
             return []
         values = []
         for statement in candidates:
@@ -619,39 +619,22 @@ def _detaches(value: ast.AST) -> bool:
     return type(func) is ast.Attribute and func.attr in ("item", "detach", "tolist", "numpy")
 
 
-_BINDERS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)
-
-
 def _binders(tree: ast.AST, key: str) -> list[ast.AST]:
-    """Every statement of the file that binds the dotted name ``key``."""
+    """Every node of the file that binds the dotted name ``key`` (an assignment, a loop, a
+    ``with ... as``, a comprehension), tuples unpacked."""
     def index(module: ast.AST) -> dict[str, list[ast.AST]]:
         found: dict[str, list[ast.AST]] = {}
         for node in syntax.walk(module):
-            if type(node) in _BINDERS:
-                for target in _targets(node):
-                    if (name := ev.dotted(target)) is not None:
-                        found.setdefault(name, []).append(node)
+            pending = list(syntax.assignment_targets(node))
+            while pending:
+                target = pending.pop()
+                if type(target) in (ast.Tuple, ast.List):
+                    pending.extend(target.elts)
+                elif (name := ev.dotted(target.value if type(target) is ast.Starred
+                                        else target)) is not None:
+                    found.setdefault(name, []).append(node)
         return found
     return syntax.memoised("binders", tree, index).get(key, [])
-
-
-def _targets(statement: ast.AST) -> list[ast.AST]:
-    """The targets a binding statement stores to, tuples unpacked."""
-    kind = type(statement)
-    if kind is ast.Assign:
-        roots = statement.targets
-    elif kind in (ast.With, ast.AsyncWith):
-        roots = [item.optional_vars for item in statement.items if item.optional_vars is not None]
-    else:
-        roots = [statement.target]
-    found, stack = [], list(roots)
-    while stack:
-        target = stack.pop()
-        if type(target) in (ast.Tuple, ast.List):
-            stack.extend(target.elts)
-        else:
-            found.append(target.value if type(target) is ast.Starred else target)
-    return found
 
 
 def _value_for(statement: ast.AST, key: str) -> ast.AST | None:

@@ -26,6 +26,7 @@ import functools
 import re
 
 from lint_rules.source import split_lines
+from lint_rules.syntax import memoised
 
 # A function whose code (not its strings, not its comments) mentions none of these has no
 # gradient event and builds no optimizer; nor can it hold a GC004 running total, which needs a
@@ -88,12 +89,15 @@ _PLAIN_NAME = re.compile(r"[A-Za-z_]\w*")
 
 def hollowed_attribute_values(tree: ast.Module) -> dict[str, set[str | None]]:
     """What the bodies ``hollow`` removed assign to attributes of ``self`` on a line of
-    their own: the name assigned (``self.opt = opt_d``), or None for any other value."""
-    found: dict[str, set[str | None]] = {}
-    for match in _ASSIGNED_ATTRIBUTE.finditer(getattr(tree, "hollowed_code", "")):
-        value = match.group(2)
-        found.setdefault(match.group(1), set()).add(value if _PLAIN_NAME.fullmatch(value) else None)
-    return found
+    their own: the name assigned (``self.opt = opt_d``), or None for any other value. Read
+    once per tree; callers copy before they add to it."""
+    def scan(module: ast.Module) -> dict[str, set[str | None]]:
+        found: dict[str, set[str | None]] = {}
+        for match in _ASSIGNED_ATTRIBUTE.finditer(getattr(module, "hollowed_code", "")):
+            value = match.group(2)
+            found.setdefault(match.group(1), set()).add(value if _PLAIN_NAME.fullmatch(value) else None)
+        return found
+    return memoised("hollowed attribute values", tree, scan)
 
 
 def mentioned_in_hollowed(tree: ast.Module, name: str) -> bool:

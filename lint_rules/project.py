@@ -165,10 +165,7 @@ class Project:
         digest of that text."""
         found = self._every_name.get(path)
         if found is None:
-            try:
-                data = path.read_bytes() if path.stat().st_size <= MAX_MODULE_BYTES else b""
-            except OSError:
-                data = b""
+            data = _module_bytes(path)
             names = frozenset(m.group(1).decode("ascii", "replace") for m in _DEFINITION.finditer(data))
             self._every_name[path] = found = (names, hashlib.sha256(data).hexdigest())
         return found
@@ -197,10 +194,7 @@ class Project:
         names = self._names.get(path)
         if names is not None:
             return names
-        try:
-            data = path.read_bytes() if path.stat().st_size <= MAX_MODULE_BYTES else b""
-        except OSError:
-            data = b""
+        data = _module_bytes(path)
         found: set[str] = set()
         if _RELEVANT.search(data):
             for match in _DEFINITION.finditer(data):
@@ -266,6 +260,14 @@ class Project:
 
 
 @functools.lru_cache(maxsize=4096)
+def _module_bytes(path: Path) -> bytes:
+    """A module's text, or nothing for one too large to read or unreadable."""
+    try:
+        return path.read_bytes() if path.stat().st_size <= MAX_MODULE_BYTES else b""
+    except OSError:
+        return b""
+
+
 def _roots_of_directory(here: Path, cwd: Path) -> tuple[Path, ...]:
     """See ``Project.around``; asked for every file of a run, so remembered per directory."""
     roots = [here]
@@ -290,12 +292,8 @@ def _roots_of_directory(here: Path, cwd: Path) -> tuple[Path, ...]:
 def _package_imports(path: Path) -> list[tuple[str, int, str, str]]:
     """(module, level, name there, name exposed) for each ``from ... import`` of a package's
     ``__init__.py`` (``*`` exposes ``*``), read from its text without parsing it."""
-    try:
-        data = path.read_bytes() if path.stat().st_size <= MAX_MODULE_BYTES else b""
-    except OSError:
-        return []
     found = []
-    for match in _REEXPORT.finditer(data):
+    for match in _REEXPORT.finditer(_module_bytes(path)):
         dots, module, listed = (g.decode("ascii", "replace") for g in match.groups())
         for item in listed.strip("() \t\r\n").replace("\\", " ").split(","):
             words = item.split()
